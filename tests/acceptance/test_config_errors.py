@@ -1,0 +1,76 @@
+"""A bad config or an unreachable database gives one clear line and a non-zero exit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import cli_env, run_cli
+
+
+def _assert_one_line_error(result, code: int, *needles: str) -> None:
+    assert result.returncode == code, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "needles"),
+    [
+        ("[llm]\nbackend = 'dry_run'\nmodle = 'x'\n", ["llm.modle", "unknown key"]),
+        ("[jobs.entity_promote]\nbatch_size = 'ten'\n", ["jobs.entity_promote.batch_size"]),
+        ("[llm]\nbackend = 'gpt'\n", ["llm.backend"]),
+        ("[database]\nurl = 'not a url'\n", ["database.url"]),
+        ("[database]\nurl = 'mysql://localhost/x'\n", ["database.url", "mysql"]),
+        ("[llm\n", ["invalid TOML"]),
+    ],
+)
+def test_bad_config_is_one_line_exit_2(tmp_path: Path, body: str, needles: list[str]) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(body)
+    result = run_cli("--config", str(cfg), "db", "current", cwd=tmp_path)
+    _assert_one_line_error(result, 2, str(cfg), *needles)
+
+
+def test_missing_config_file_is_one_line_exit_2(tmp_path: Path) -> None:
+    result = run_cli("--config", str(tmp_path / "nope.toml"), "db", "current", cwd=tmp_path)
+    _assert_one_line_error(result, 2, "nope.toml", "not found")
+
+
+def test_config_path_from_environment(tmp_path: Path) -> None:
+    cfg = tmp_path / "other.toml"
+    cfg.write_text("[llm]\nbogus = 1\n")
+    result = run_cli("db", "current", cwd=tmp_path, env=cli_env(YZOS_CONFIG=str(cfg)))
+    _assert_one_line_error(result, 2, "other.toml", "llm.bogus")
+
+
+def test_unreachable_database_is_one_line(tmp_path: Path) -> None:
+    result = run_cli(
+        "db", "current", cwd=tmp_path, db_url="postgresql+psycopg://nobody@127.0.0.1:1/none"
+    )
+    _assert_one_line_error(result, 1, "cannot connect", "127.0.0.1:1")
+
+
+def test_db_commands_and_alembic_read_the_same_url(empty_db_url: str, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.support.cli import REPO
+
+    up = run_cli("db", "upgrade", "019", db_url=empty_db_url, cwd=tmp_path)
+    assert up.returncode == 0, up.stderr
+    alembic = subprocess.run(
+        [sys.executable, "-m", "alembic", "-c", str(REPO / "alembic.ini"), "current"],
+        env=cli_env(empty_db_url),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert "019" in alembic.stdout
+    current = run_cli("db", "current", db_url=empty_db_url, cwd=tmp_path)
+    assert "019 (head 021, behind)" in current.stdout

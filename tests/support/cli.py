@@ -1,0 +1,38 @@
+"""Run the real `yzos-jobs` command in a child process, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cli_env(db_url: str | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("YZOS_")}
+    env["PYTHONPATH"] = str(REPO)
+    if db_url:
+        env["YZOS_DATABASE_URL"] = db_url
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    *args: str,
+    db_url: str | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    input_text: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "yzos_jobs", *args],
+        cwd=cwd or REPO,
+        env=env or cli_env(db_url),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        input=input_text,
+    )

@@ -1,0 +1,3 @@
+from yzos_jobs.cli import main
+
+main()

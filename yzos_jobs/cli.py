@@ -1,0 +1,145 @@
+"""The `yzos-jobs` command line. Thin: parse, build the settings once, call the module that acts."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import click
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from yzos_jobs.config import ConfigError, Settings, load_settings
+from yzos_jobs.db import migrate
+from yzos_jobs.db.engine import (
+    DatabaseUnavailable,
+    check_connection,
+    create_db_engine,
+    describe_url,
+    make_session_factory,
+)
+from yzos_jobs.logging import configure_logging
+
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+@dataclass
+class AppContext:
+    """What every command needs, built once per invocation and only when asked for."""
+
+    config_path: str | None
+    _engine: Engine | None = field(default=None, init=False)
+
+    @cached_property
+    def settings(self) -> Settings:
+        settings = load_settings(self.config_path)
+        configure_logging(settings.logging)
+        return settings
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = create_db_engine(self.settings.database.sqlalchemy_url)
+            check_connection(self._engine)
+        return self._engine
+
+    def ready_engine(self) -> Engine:
+        """The engine, with the schema at head (migrated on first use where allowed)."""
+        migrate.ensure_schema(self.engine, self.settings.database)
+        return self.engine
+
+    @cached_property
+    def session_factory(self) -> sessionmaker[Session]:
+        return make_session_factory(self.ready_engine())
+
+    def close(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+
+
+def _one_line(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
+
+
+class _Cli(click.Group):
+    """Turns the errors a user can cause into one line and an exit code, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            _fail(ctx, f"config: {exc}", EXIT_USAGE)
+        except (DatabaseUnavailable, migrate.SchemaNotReady) as exc:
+            _fail(ctx, str(exc), EXIT_FAILURE)
+        except (OperationalError, DBAPIError) as exc:
+            _fail(ctx, f"database error: {_one_line(exc)}", EXIT_FAILURE)
+        finally:
+            if isinstance(ctx.obj, AppContext):
+                ctx.obj.close()
+
+
+def _fail(ctx: click.Context, message: str, code: int) -> None:
+    click.echo(f"yzos-jobs: error: {message}", err=True)
+    ctx.exit(code)
+
+
+@click.group(cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--config",
+    "config_path",
+    envvar="YZOS_CONFIG",
+    type=click.Path(dir_okay=False),
+    help="config.toml to read (env YZOS_CONFIG; default ./config.toml if present).",
+)
+@click.version_option(package_name="yzos-jobs")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None) -> None:
+    """Scheduled jobs that keep a knowledge base of real work entities clean."""
+    ctx.obj = AppContext(config_path)
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+
+@cli.group()
+def db() -> None:
+    """Schema migrations (Alembic revisions 017 … 021)."""
+
+
+@db.command("upgrade")
+@click.argument("revision", default="head")
+@pass_app
+def db_upgrade(app: AppContext, revision: str) -> None:
+    """Upgrade the database to REVISION (default: head)."""
+    migrate.upgrade(app.engine, revision)
+    click.echo(f"{describe_url(app.engine)}: at revision {migrate.current_revision(app.engine)}")
+
+
+@db.command("downgrade")
+@click.argument("revision")
+@pass_app
+def db_downgrade(app: AppContext, revision: str) -> None:
+    """Downgrade the database to REVISION (e.g. 018, or base)."""
+    migrate.downgrade(app.engine, revision)
+    at = migrate.current_revision(app.engine) or "base"
+    click.echo(f"{describe_url(app.engine)}: at revision {at}")
+
+
+@db.command("current")
+@pass_app
+def db_current(app: AppContext) -> None:
+    """Print the database's revision and the head revision."""
+    current = migrate.current_revision(app.engine)
+    head = migrate.head_revision(app.engine)
+    state = "up to date" if current == head else "behind"
+    click.echo(f"{describe_url(app.engine)}: {current or 'base'} (head {head}, {state})")
+
+
+def main() -> None:
+    sys.exit(cli.main(prog_name="yzos-jobs"))

@@ -1,0 +1,199 @@
+"""Settings: one typed object built once from config.toml plus the environment, then passed down."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+DEFAULT_CONFIG_FILE = "config.toml"
+DEFAULT_DATABASE_URL = "sqlite:///yzos.db"
+
+
+class ConfigError(Exception):
+    """A configuration problem, reported to the user as one line."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class DatabaseSettings(_Section):
+    url: str = DEFAULT_DATABASE_URL
+    # None: migrate an embedded SQLite database on first use, never PostgreSQL.
+    auto_migrate: bool | None = None
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        return normalize_database_url(self.url)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.url.startswith("sqlite")
+
+    @property
+    def should_auto_migrate(self) -> bool:
+        return self.is_sqlite if self.auto_migrate is None else self.auto_migrate
+
+
+class LlmSettings(_Section):
+    backend: Literal["dry_run", "openai"] = "dry_run"
+    base_url: str = "http://127.0.0.1:8080/v1"
+    model: str = "qwen2.5-7b-instruct"
+    api_key_env: str = "YZOS_LLM_API_KEY"
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=2, ge=0)
+    max_concurrency: int = Field(default=8, ge=1)
+    constraint: Literal["json_schema", "grammar"] = "json_schema"
+    context_chars: int = Field(default=600, ge=0)
+    cache_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
+    breaker_threshold: int = Field(default=3, ge=1)
+
+
+class EntityPromoteSettings(_Section):
+    interval_s: int = Field(default=60, ge=1)
+    batch_size: int = Field(default=100, ge=1)
+    lease_s: int = Field(default=300, ge=1)
+    max_attempts: int = Field(default=3, ge=1)
+    run_at_start: bool = True
+
+
+class EntityPurgeSettings(_Section):
+    interval_h: float = Field(default=6.0, gt=0)
+    batch_size: int = Field(default=100, ge=1)
+    max_llm_calls: int = Field(default=500, ge=0)
+    run_at_start: bool = False
+
+
+class JobsSettings(_Section):
+    entity_promote: EntityPromoteSettings = EntityPromoteSettings()
+    entity_purge_v06: EntityPurgeSettings = EntityPurgeSettings()
+
+
+class LoggingSettings(_Section):
+    format: Literal["auto", "json", "console"] = "auto"
+    level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class NoiseFilterSettings(_Section):
+    # Structural markers of where work lives on disk; not a vocabulary of names.
+    work_dir_segments: tuple[str, ...] = Field(
+        default=(
+            "Code",
+            "code",
+            "Volumes",
+            "src",
+            "Projects",
+            "projects",
+            "repos",
+            "workspace",
+            "dev",
+            "git",
+        ),
+        strict=False,
+    )
+
+
+class ImportersSettings(_Section):
+    # An aider session whose file has not changed for this long is considered ended.
+    session_idle_s: int = Field(default=1800, ge=0)
+    max_field_chars: int = Field(default=4000, ge=16)
+
+
+class Settings(_Section):
+    database: DatabaseSettings = DatabaseSettings()
+    llm: LlmSettings = LlmSettings()
+    jobs: JobsSettings = JobsSettings()
+    logging: LoggingSettings = LoggingSettings()
+    noise_filter: NoiseFilterSettings = NoiseFilterSettings()
+    importers: ImportersSettings = ImportersSettings()
+    source: str = Field(default="<defaults>", exclude=True)
+
+    def llm_api_key(self) -> str | None:
+        """The API key, read from the variable `llm.api_key_env` names; never stored in settings."""
+        return os.environ.get(self.llm.api_key_env) or None
+
+
+_ENV_OVERRIDES: dict[str, tuple[str, str]] = {
+    "YZOS_DATABASE_URL": ("database", "url"),
+    "YZOS_LLM_BACKEND": ("llm", "backend"),
+    "YZOS_LLM_BASE_URL": ("llm", "base_url"),
+    "YZOS_LLM_MODEL": ("llm", "model"),
+}
+
+
+def _format_validation_error(source: str, err: ValidationError) -> str:
+    first = err.errors()[0]
+    key = ".".join(str(p) for p in first["loc"]) or "<root>"
+    if first["type"] == "extra_forbidden":
+        return f"{source}: unknown key '{key}'"
+    return f"{source}: key '{key}': {first['msg']} (got {first.get('input')!r})"
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def _check_database_url(source: str, url: str) -> None:
+    try:
+        parsed = make_url(normalize_database_url(url))
+    except ArgumentError:
+        raise ConfigError(f"{source}: key 'database.url': not a database URL: {url!r}") from None
+    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        raise ConfigError(
+            f"{source}: key 'database.url': unsupported database "
+            f"'{parsed.get_backend_name()}' (use sqlite:/// or postgresql+psycopg://)"
+        )
+
+
+def normalize_database_url(url: str) -> str:
+    """PostgreSQL URLs without a driver use psycopg 3, the driver this project ships with."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def load_settings(
+    path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None
+) -> Settings:
+    """Build the settings from a TOML file (explicit path, YZOS_CONFIG, or ./config.toml if it
+    exists) and the environment overrides."""
+    env = dict(os.environ) if env is None else env
+    explicit = path if path is not None else env.get("YZOS_CONFIG")
+    data: dict[str, object] = {}
+    source = "<defaults>"
+    if explicit:
+        data = _read_toml(Path(explicit))
+        source = str(explicit)
+    elif Path(DEFAULT_CONFIG_FILE).is_file():
+        data = _read_toml(Path(DEFAULT_CONFIG_FILE))
+        source = DEFAULT_CONFIG_FILE
+    for var, (section, key) in _ENV_OVERRIDES.items():
+        if env.get(var):
+            section_data = data.setdefault(section, {})
+            if not isinstance(section_data, dict):
+                raise ConfigError(f"{source}: key '{section}': expected a table")
+            section_data[key] = env[var]
+    if "source" in data:
+        raise ConfigError(f"{source}: unknown key 'source'")
+    try:
+        settings = Settings.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(source, exc)) from None
+    url_source = "YZOS_DATABASE_URL" if env.get("YZOS_DATABASE_URL") else source
+    _check_database_url(url_source, settings.database.url)
+    return settings

@@ -1,0 +1,79 @@
+"""Engines and sessions for PostgreSQL (production, shared by daemons) and SQLite (embedded)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from yzos_jobs.config import normalize_database_url
+
+
+class DatabaseUnavailable(Exception):
+    """The database cannot be reached; reported to the user as one line."""
+
+
+def create_db_engine(url: str, *, for_migrations: bool = False, **kwargs: Any) -> Engine:
+    url = normalize_database_url(url)
+    backend = make_url(url).get_backend_name()
+    if backend == "sqlite":
+        engine = create_engine(
+            url, connect_args={"timeout": 60, "check_same_thread": False}, **kwargs
+        )
+        _configure_sqlite(engine, foreign_keys=not for_migrations)
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    kwargs.setdefault("connect_args", {"connect_timeout": 10})
+    return create_engine(url, **kwargs)
+
+
+def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Let SQLAlchemy, not the driver, open transactions (see the "begin" hook below).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=60000")
+        cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        # Take the write lock up front: a deferred transaction that later writes can fail with
+        # "database is locked" without waiting when another process (an importer) writes too.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def describe_url(engine_or_url: Engine | str) -> str:
+    url = engine_or_url.url if isinstance(engine_or_url, Engine) else make_url(engine_or_url)
+    return url.render_as_string(hide_password=True)
+
+
+def check_connection(engine: Engine) -> None:
+    """Raise DatabaseUnavailable with one readable line if the database cannot be reached."""
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except (OperationalError, DBAPIError) as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise DatabaseUnavailable(
+            f"cannot connect to database {describe_url(engine)}: {reason}"
+        ) from None
+
+
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One unit of work: commit on success, roll back on error."""
+    with factory() as session, session.begin():
+        yield session

@@ -1,0 +1,214 @@
+"""Typed ORM models of every table, as they stand at the head revision (021)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    CheckConstraint,
+    Float,
+    ForeignKey,
+    Index,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from yzos_jobs.db.types import BigId, Json, UTCDateTime
+
+ENTITY_KINDS = ("person", "project", "task")
+ENTITY_STATUSES = ("active", "archived")
+CANDIDATE_STATUSES = ("pending", "claimed", "promoted", "rejected")
+SESSION_STATUSES = ("open", "ended")
+JOB_RUN_STATUSES = ("running", "succeeded", "failed")
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def in_list(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Entity(Base):
+    __tablename__ = "entities"
+    __table_args__ = (
+        UniqueConstraint("kind", "normalized_name"),
+        CheckConstraint(in_list("kind", ENTITY_KINDS), name="kind"),
+        CheckConstraint(in_list("status", ENTITY_STATUSES), name="status"),
+        Index(None, "status", "verdict_source", "classified_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    display_name: Mapped[str] = mapped_column(Text)
+    normalized_name: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), server_default=text("'active'"))
+    summary: Mapped[str | None] = mapped_column(Text)
+    okf: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    project_path: Mapped[str | None] = mapped_column(Text, index=True)
+    confidence: Mapped[float | None] = mapped_column(Float)
+    verdict_source: Mapped[str | None] = mapped_column(String(32))
+    classified_model: Mapped[str | None] = mapped_column(Text)
+    classified_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    sighting_count: Mapped[int] = mapped_column(server_default=text("0"))
+    first_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class EntityCandidate(Base):
+    __tablename__ = "entity_candidates"
+    __table_args__ = (
+        CheckConstraint(in_list("status", CANDIDATE_STATUSES), name="status"),
+        CheckConstraint(
+            f"suggested_kind IS NULL OR {in_list('suggested_kind', ENTITY_KINDS)}",
+            name="suggested_kind",
+        ),
+        Index(None, "status", "id"),
+        Index(None, "status", "lease_until"),
+        Index(None, "source_kind", "source_id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    raw_text: Mapped[str] = mapped_column(Text)
+    suggested_kind: Mapped[str | None] = mapped_column(String(16))
+    source_kind: Mapped[str] = mapped_column(String(32))
+    source_id: Mapped[str] = mapped_column(Text)
+    app_bundle_id: Mapped[str | None] = mapped_column(Text)
+    surrounding_text: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(16), server_default=text("'pending'"))
+    claimed_by: Mapped[str | None] = mapped_column(Text)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    attempts: Mapped[int] = mapped_column(server_default=text("0"))
+    entity_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("entities.id", ondelete="SET NULL")
+    )
+    verdict: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    reject_reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EntitySighting(Base):
+    __tablename__ = "entity_sightings"
+    __table_args__ = (UniqueConstraint("entity_id", "source_kind", "source_id", "fingerprint"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    entity_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("entities.id", ondelete="CASCADE"), index=True
+    )
+    source_kind: Mapped[str] = mapped_column(String(32))
+    source_id: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str | None] = mapped_column(Text)
+    seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+
+
+class EntityOverride(Base):
+    __tablename__ = "entity_overrides"
+    __table_args__ = (CheckConstraint(in_list("status", ENTITY_STATUSES), name="status"),)
+
+    entity_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True
+    )
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str | None] = mapped_column(Text)
+    set_by: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ActivitySession(Base):
+    __tablename__ = "activity_sessions"
+    __table_args__ = (
+        UniqueConstraint("source_kind", "external_id"),
+        CheckConstraint(in_list("status", SESSION_STATUSES), name="status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    source_kind: Mapped[str] = mapped_column(String(32))
+    external_id: Mapped[str] = mapped_column(Text)
+    project_path: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    status: Mapped[str] = mapped_column(String(16), server_default=text("'open'"))
+
+
+class AppMetadataRow(Base):
+    __tablename__ = "app_metadata"
+
+    bundle_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    bundle_name: Mapped[str | None] = mapped_column(Text)
+    category: Mapped[str | None] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(32))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ImporterSeen(Base):
+    __tablename__ = "importer_seen"
+
+    importer_name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    session_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    record_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class ImporterFile(Base):
+    """How far an importer has read an append-only file, so an unchanged file is not re-read."""
+
+    __tablename__ = "importer_files"
+
+    importer_name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    path: Mapped[str] = mapped_column(Text, primary_key=True)
+    size: Mapped[int] = mapped_column(BigId)
+    mtime_ns: Mapped[int] = mapped_column(BigId)
+    offset: Mapped[int] = mapped_column(BigId)
+    head_hash: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class JobRun(Base):
+    __tablename__ = "job_runs"
+    __table_args__ = (
+        UniqueConstraint("job_name", "slot"),
+        CheckConstraint(in_list("status", JOB_RUN_STATUSES), name="status"),
+        Index(None, "job_name", "started_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    job_name: Mapped[str] = mapped_column(String(64))
+    slot: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    owner: Mapped[str] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    stats: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class VerdictCacheRow(Base):
+    __tablename__ = "verdict_cache"
+    __table_args__ = (Index(None, "expires_at"),)
+
+    model_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    prompt_version: Mapped[str] = mapped_column(String(32), primary_key=True)
+    input_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    verdict: Mapped[dict[str, Any]] = mapped_column(Json)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
