@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import click
@@ -21,7 +23,10 @@ from yzos_jobs.db.engine import (
     describe_url,
     make_session_factory,
 )
+from yzos_jobs.entity.classifier import ClassifierError, ClassifyInput
+from yzos_jobs.entity.evaluation import evaluate, render_report
 from yzos_jobs.logging import configure_logging
+from yzos_jobs.runtime import build_classifier
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -139,6 +144,55 @@ def db_current(app: AppContext) -> None:
     head = migrate.head_revision(app.engine)
     state = "up to date" if current == head else "behind"
     click.echo(f"{describe_url(app.engine)}: {current or 'base'} (head {head}, {state})")
+
+
+@cli.command("classify")
+@click.argument("text")
+@click.option("--kind", type=click.Choice(["person", "project", "task"]), help="Suggested kind.")
+@click.option(
+    "--app", "app_bundle_id", metavar="BUNDLE_ID", help="Bundle id of the app it was seen in."
+)
+@click.option("--context", "context_text", metavar="TEXT", help="Surrounding text.")
+@click.option("--source", "source_kind", default="cli", show_default=True, help="Source kind.")
+@pass_app
+def classify_cmd(
+    app: AppContext,
+    text: str,
+    kind: str | None,
+    app_bundle_id: str | None,
+    context_text: str | None,
+    source_kind: str,
+) -> None:
+    """Judge one candidate and print the verdict as JSON."""
+    inp = ClassifyInput(
+        raw_text=text,
+        source_kind=source_kind,
+        source_id="cli",
+        suggested_kind=kind,
+        app_bundle_id=app_bundle_id,
+        surrounding_text=context_text,
+    )
+    classifier = build_classifier(app.settings, app.session_factory)
+    try:
+        verdict = classifier.classify(inp)
+    except ClassifierError as exc:
+        click.echo(json.dumps({"error": exc.__class__.__name__, "message": str(exc)}))
+        raise SystemExit(EXIT_FAILURE) from None
+    click.echo(json.dumps(verdict.model_dump(), ensure_ascii=False))
+
+
+@cli.command("eval")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--no-cache", is_flag=True, help="Ignore the verdict cache (measure the model).")
+@pass_app
+def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> None:
+    """Score the configured classifier on a labelled JSONL set (precision/recall per kind)."""
+    classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
+    report = evaluate(classifier, dataset)
+    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_report(report))
+    if report.cases == 0:
+        raise SystemExit(EXIT_FAILURE)
 
 
 def main() -> None:

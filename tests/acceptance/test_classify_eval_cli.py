@@ -1,0 +1,103 @@
+"""`yzos-jobs classify` and `yzos-jobs eval` as a user runs them, against the loopback LLM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.cli import REPO, cli_env, run_cli
+from tests.support.openai_double import OpenAIDouble, Status, candidate_of, verdict
+
+DATASET = REPO / "datasets" / "classifier_eval.jsonl"
+
+
+def _llm_env(tmp_path: Path, base_url: str) -> dict[str, str]:
+    return cli_env(
+        f"sqlite:///{tmp_path / 'y.db'}",
+        YZOS_LLM_BACKEND="openai",
+        YZOS_LLM_BASE_URL=base_url,
+        YZOS_LLM_MODEL="double-7b",
+        YZOS_LLM_API_KEY="sk-cli-secret",
+    )
+
+
+def test_classify_dry_run_prints_the_suggested_kind(tmp_path: Path) -> None:
+    result = run_cli("classify", "YZOS Core", "--kind", "project", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert (out["is_real_entity"], out["kind"], out["display_name"]) == (
+        True,
+        "project",
+        "YZOS Core",
+    )
+
+
+def test_classify_sends_context_and_app_and_prints_the_verdict(tmp_path: Path) -> None:
+    with OpenAIDouble(lambda b: verdict("app")) as llm:
+        result = run_cli(
+            "classify",
+            "Cursor",
+            "--kind",
+            "project",
+            "--app",
+            "com.todesktop.cursor",
+            "--context",
+            "用 Cursor 改 yzos 代码",
+            cwd=tmp_path,
+            env=_llm_env(tmp_path, llm.base_url),
+        )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["kind"] == "app"
+    cand = candidate_of(llm.requests[0])
+    assert cand["surrounding_text"] == "用 Cursor 改 yzos 代码"
+    assert cand["app_bundle_id"] == "com.todesktop.cursor"
+    assert "sk-cli-secret" not in result.stdout + result.stderr
+
+
+def test_classify_failure_prints_the_error_class_and_exits_non_zero(tmp_path: Path) -> None:
+    with OpenAIDouble(lambda b: Status(500)) as llm:
+        env = _llm_env(tmp_path, llm.base_url)
+        env["YZOS_CONFIG"] = str(tmp_path / "c.toml")
+        (tmp_path / "c.toml").write_text("[llm]\nmax_retries = 0\n")
+        result = run_cli("classify", "Cursor", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["error"] == "LlmFailed"
+
+
+def test_eval_scores_an_oracle_perfectly_and_counts_calls(tmp_path: Path) -> None:
+    labels = {}
+    for line in DATASET.read_text().splitlines():
+        row = json.loads(line)
+        labels[(row["raw_text"], row.get("surrounding_text"))] = row["label"]
+
+    def oracle(body):
+        cand = candidate_of(body)
+        return verdict(labels[(cand["raw_text"], cand["surrounding_text"])])
+
+    with OpenAIDouble(oracle) as llm:
+        env = _llm_env(tmp_path, llm.base_url)
+        first = run_cli("eval", str(DATASET), "--json", cwd=tmp_path, env=env)
+        second = run_cli("eval", str(DATASET), "--json", cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["cases"] == len(labels) >= 150
+    assert report["accuracy"] == 1.0
+    assert all(m["precision"] == 1.0 and m["recall"] == 1.0 for m in report["per_kind"].values())
+    assert report["llm_calls"] == len(labels) and report["latency_s"]["p50"] > 0
+    cached = json.loads(second.stdout)
+    assert (cached["llm_calls"], cached["cache_hits"]) == (0, len(labels))
+
+
+def test_eval_reports_a_weak_model_and_skips_bad_lines(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text(
+        '{"raw_text": "Alice Chen", "label": "person"}\n'
+        "not json\n"
+        '{"raw_text": "YZOS Core", "label": "project"}\n'
+        '{"raw_text": "Telegram", "label": "mystery"}\n'
+    )
+    with OpenAIDouble(lambda b: verdict("noise")) as llm:
+        result = run_cli("eval", str(data), cwd=tmp_path, env=_llm_env(tmp_path, llm.base_url))
+    assert result.returncode == 0, result.stderr
+    assert "cases 2  accuracy 0.000" in result.stdout
+    assert f"skipped {data}:2" in result.stdout and f"skipped {data}:4" in result.stdout

@@ -1,0 +1,270 @@
+"""A real HTTP server on loopback that speaks the OpenAI Chat Completions protocol.
+
+It is the network peer the classifier talks to in tests and benchmarks, reached through the real
+`openai` client. A responder decides each answer from the request body: a verdict dict (sent as the
+message content), a raw content string, or one of the failure shapes below. It records every
+request and the highest number of requests it was serving at once.
+
+Run as a process: `python -m tests.support.openai_double --latency 0.1 --slots 16` prints the base
+URL on stdout, then serves until killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Status:
+    """An HTTP error response."""
+
+    code: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: dict[str, Any] = field(default_factory=lambda: {"error": {"message": "boom"}})
+
+
+@dataclass
+class Hang:
+    """Answer only after `seconds` (longer than the client's timeout)."""
+
+    seconds: float
+
+
+@dataclass
+class Refusal:
+    text: str
+
+
+@dataclass
+class Raw:
+    """Message content sent as is (malformed JSON, prose, code fences…)."""
+
+    content: str
+
+
+class Drop:
+    """Close the connection without answering."""
+
+
+Reply = dict[str, Any] | str | Status | Hang | Refusal | Raw | Drop
+Responder = Callable[[dict[str, Any]], Reply]
+
+_CANDIDATE = re.compile(r"<candidate>\s*(.*?)\s*</candidate>", re.DOTALL)
+
+
+def candidate_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The candidate data the classifier put between <candidate> tags in the first user turn."""
+    for message in body.get("messages", []):
+        if message.get("role") == "user":
+            match = _CANDIDATE.search(message.get("content", ""))
+            if match:
+                return json.loads(match.group(1))
+    return {}
+
+
+def verdict(
+    kind: str | None, real: bool | None = None, name: str | None = None, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "is_real_entity": (kind in ("person", "project", "task")) if real is None else real,
+        "kind": kind,
+        "display_name": name,
+        "confidence": extra.get("confidence", 0.9),
+        "reason": extra.get("reason", "test double"),
+    }
+
+
+def accept_suggested(body: dict[str, Any]) -> Reply:
+    """Real, with the suggested kind: what dry_run would say, but over the wire."""
+    cand = candidate_of(body)
+    return verdict(cand.get("suggested_kind") or "noise", name=cand.get("raw_text"))
+
+
+def by_category(body: dict[str, Any]) -> Reply:
+    """App if the candidate carries an app category, noise if it has no letters, else suggested."""
+    cand = candidate_of(body)
+    if cand.get("app_category"):
+        return verdict("app")
+    if not any(c.isalpha() for c in cand.get("raw_text", "")):
+        return verdict("noise")
+    return accept_suggested(body)
+
+
+def _completion(model: str, content: str | None, refusal: str | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-double",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "refusal": refusal},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+    }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # many clients connect at once in the benchmarks
+
+
+class OpenAIDouble:
+    def __init__(
+        self,
+        responder: Responder = accept_suggested,
+        *,
+        latency_s: float = 0.0,
+        slots: int | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        self.responder = responder
+        self.latency_s = latency_s
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(slots) if slots else None
+        self._server = _Server((host, port), self._handler_class())
+        self._thread: threading.Thread | None = None
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def start(self) -> OpenAIDouble:
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> OpenAIDouble:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        double = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in separate writes
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(
+                self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                with double._lock:
+                    double.requests.append(body)
+                    double.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if double._slots:
+                    double._slots.acquire()
+                double._enter()
+                try:
+                    if double.latency_s:
+                        time.sleep(double.latency_s)
+                    reply = double.responder(body)
+                    self._answer(body, reply)
+                finally:
+                    double._leave()
+                    if double._slots:
+                        double._slots.release()
+
+            def _answer(self, body: dict[str, Any], reply: Reply) -> None:
+                model = body.get("model", "double")
+                if isinstance(reply, Status):
+                    self._send(reply.code, reply.body, reply.headers)
+                elif isinstance(reply, Hang):
+                    time.sleep(reply.seconds)
+                    self._send(200, _completion(model, json.dumps(verdict("noise"))))
+                elif isinstance(reply, Drop):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    self.close_connection = True
+                elif isinstance(reply, Refusal):
+                    self._send(200, _completion(model, None, reply.text))
+                elif isinstance(reply, Raw):
+                    self._send(200, _completion(model, reply.content))
+                elif isinstance(reply, str):
+                    self._send(200, _completion(model, reply))
+                else:
+                    self._send(200, _completion(model, json.dumps(reply, ensure_ascii=False)))
+
+        return Handler
+
+
+RESPONDERS: dict[str, Responder] = {"suggested": accept_suggested, "by_category": by_category}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--slots", type=int, default=0)
+    parser.add_argument("--responder", choices=sorted(RESPONDERS), default="suggested")
+    args = parser.parse_args()
+    double = OpenAIDouble(
+        RESPONDERS[args.responder], latency_s=args.latency, slots=args.slots or None, port=args.port
+    ).start()
+    print(double.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        double.stop()
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

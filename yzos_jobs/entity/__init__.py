@@ -1,0 +1,1 @@
+"""Entities: the classifier, the structural noise filter, and the code that writes entities."""

@@ -1,0 +1,96 @@
+"""Structural noise checks. Structure only (length, digits, paths, identifiers, dumps): no word
+lists. Whether "Cursor" is a project is the classifier's call, never this module's."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import PurePosixPath, PureWindowsPath
+
+_UUID = re.compile(
+    r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE
+)
+_HEX_BLOB = re.compile(r"^(0x)?[0-9a-f]{16,}$", re.IGNORECASE)
+_HEX_RUN = re.compile(r"[0-9a-f]{32,}", re.IGNORECASE)
+_WIN_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+_STACK_LINE = re.compile(
+    r'^\s*(File ".*", line \d+|at [\w.$<>]+\(.*\)|Traceback \(most recent)', re.M
+)
+_BARE_SEGMENT = re.compile(r"^[\w.\-]+$")
+
+
+def _compact(text: str) -> str:
+    return " ".join(text.split())
+
+
+def is_path(text: str) -> bool:
+    """An absolute, home- or dot-relative or Windows path, or segments joined by separators."""
+    t = text.strip()
+    if t.startswith(("/", "~/", "./", "../", "\\\\")) or t == "~" or _WIN_DRIVE.match(t):
+        return True
+    parts = re.split(r"[\\/]", t)
+    return len(parts) > 1 and all(_BARE_SEGMENT.match(p) for p in parts if p)
+
+
+def is_noise(text: str | None) -> bool:
+    """Empty or whitespace, a single character, digits only, or a path / path segment."""
+    if text is None:
+        return True
+    t = _compact(text)
+    if len(t) <= 1:
+        return True
+    if re.fullmatch(r"[\d\s.,:_\-+/#]+", t):
+        return True  # digits with separators only: numbers, dates, versions, ids
+    return is_path(t) or t.endswith(("/", "\\"))
+
+
+def is_meaningful_summary(text: str | None) -> bool:
+    """Not empty, not a UUID, not a bare path, not a machine dump (hex blob, JSON, stack trace)."""
+    if text is None or is_noise(text):
+        return False
+    t = text.strip()
+    if _UUID.match(t) or _HEX_BLOB.match(t):
+        return False
+    if t[0] in "{[" and t[-1] in "}]":
+        return False  # a JSON or literal dump
+    if _STACK_LINE.search(t) or (_HEX_RUN.search(t) and len(_HEX_RUN.sub("", t).strip()) < 8):
+        return False
+    letters = sum(c.isalpha() for c in t)
+    return letters >= max(2, len(t) // 5)
+
+
+def _segments(path: str) -> list[str]:
+    if "\\" in path or _WIN_DRIVE.match(path):
+        return list(PureWindowsPath(path).parts)
+    return list(PurePosixPath(path).parts)
+
+
+def is_plausible_project_path(path: str | None, work_dir_segments: Iterable[str]) -> bool:
+    """The path runs through a real work directory (one of the configured structural markers)
+    and names something below it."""
+    if not path or not path.strip():
+        return False
+    segments = _segments(normalize_project_path(path))
+    markers = set(work_dir_segments)
+    for index, segment in enumerate(segments):
+        if segment in markers and index < len(segments) - 1:
+            return True
+    return False
+
+
+_FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+
+
+def normalize_project_path(path: str) -> str:
+    """Strip whitespace, quotes, trailing separators, a trailing file name and `.git`."""
+    p = path.strip().strip("\"'").rstrip("/\\") or path.strip()
+    name = re.split(r"[\\/]", p)[-1]
+    sep = "\\" if "\\" in p and "/" not in p else "/"
+    looks_like_file = bool(name and _FILE_SUFFIX.search(name) and not name.startswith("."))
+    if os.path.isdir(os.path.expanduser(p)):
+        looks_like_file = False  # a directory named like a file ("socket.io") stays
+    if name == ".git" or looks_like_file:
+        head = p[: len(p) - len(name)].rstrip("/\\")
+        p = head or sep
+    return p

@@ -1,0 +1,1 @@
+"""Inference: the LLM profile, the model scheduler, the OpenAI-compatible client, output schema."""

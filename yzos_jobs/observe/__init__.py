@@ -1,0 +1,1 @@
+"""Observation helpers: app metadata from application bundles and desktop entries."""
