@@ -25,8 +25,13 @@ from yzos_jobs.db.engine import (
 )
 from yzos_jobs.entity.classifier import ClassifierError, ClassifyInput
 from yzos_jobs.entity.evaluation import evaluate, render_report
+from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import configure_logging
+from yzos_jobs.maintain.jobs import JOBS
+from yzos_jobs.maintain.runner import run_job
+from yzos_jobs.progress import progress_bar, render_counts
 from yzos_jobs.runtime import build_classifier
+from yzos_jobs.status import collect_status, render_status
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -193,6 +198,52 @@ def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> N
     click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_report(report))
     if report.cases == 0:
         raise SystemExit(EXIT_FAILURE)
+
+
+def _job_context(app: AppContext) -> JobContext:
+    return JobContext(
+        settings=app.settings,
+        sessions=app.session_factory,
+        classifier=build_classifier(app.settings, app.session_factory),
+    )
+
+
+@cli.command("once")
+@click.argument("job", type=click.Choice(sorted(JOBS)))
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@pass_app
+def once_cmd(app: AppContext, job: str, as_json: bool) -> None:
+    """Run one job now, in a slot of its own, and print its counts."""
+    ctx = _job_context(app)
+    with progress_bar(job) as bar:
+        ctx.progress, ctx.total = bar.advance, bar.set_total
+        result = run_job(ctx, job)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"job": result.job, "status": result.status, **result.stats, "error": result.error}
+            )
+        )
+    else:
+        click.echo(render_counts(result))
+    if result.status == "failed":
+        raise SystemExit(EXIT_FAILURE)
+
+
+@cli.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@click.option("--check", is_flag=True, help="Exit 1 when a job's last run failed or is overdue.")
+@pass_app
+def status_cmd(app: AppContext, as_json: bool, check: bool) -> None:
+    """Queue depth, entity counts, the last run of each job, daemons seen recently."""
+    with app.session_factory() as session:
+        report = collect_status(session, app.settings)
+    click.echo(json.dumps(report, indent=2) if as_json else render_status(report))
+    if check:
+        for problem in report["problems"]:
+            click.echo(f"yzos-jobs: check: {problem}", err=True)
+        if report["problems"]:
+            raise SystemExit(EXIT_FAILURE)
 
 
 def main() -> None:

@@ -71,6 +71,9 @@ class EntityPurgeSettings(_Section):
 
 
 class JobsSettings(_Section):
+    # Seconds a running job_runs row is held; renewed while the job works. A row whose owner
+    # died is marked failed once this runs out, and its slot may run again.
+    run_lease_s: int = Field(default=120, ge=1)
     entity_promote: EntityPromoteSettings = EntityPromoteSettings()
     entity_purge_v06: EntityPurgeSettings = EntityPurgeSettings()
 

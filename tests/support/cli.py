@@ -36,3 +36,15 @@ def run_cli(
         timeout=timeout,
         input=input_text,
     )
+
+
+def spawn_cli(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.Popen[str]:
+    """Start the real `yzos-jobs` in the background (a daemon, or a job to kill mid-run)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "yzos_jobs", *args],
+        cwd=cwd or REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
@@ -12,6 +13,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import normalize_database_url
+
+T = TypeVar("T")
 
 
 class DatabaseUnavailable(Exception):
@@ -77,3 +80,27 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One unit of work: commit on success, roll back on error."""
     with factory() as session, session.begin():
         yield session
+
+
+_RETRYABLE_SQLSTATES = {"40001", "40P01"}  # serialization failure, deadlock detected
+
+
+def is_retryable(exc: BaseException) -> bool:
+    orig = getattr(exc, "orig", None)
+    return getattr(orig, "sqlstate", None) in _RETRYABLE_SQLSTATES
+
+
+def run_in_transaction(
+    factory: sessionmaker[Session], work: Callable[[Session], T], attempts: int = 3
+) -> T:
+    """Run `work` in one transaction, again from the start if PostgreSQL reports a deadlock or a
+    serialization failure (another daemon touched the same rows in another order)."""
+    for attempt in range(1, attempts + 1):
+        try:
+            with transaction(factory) as session:
+                return work(session)
+        except DBAPIError as exc:
+            if attempt == attempts or not is_retryable(exc):
+                raise
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")

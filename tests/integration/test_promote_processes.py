@@ -1,0 +1,81 @@
+"""Real processes on PostgreSQL: two promote runs at once, and a run killed with SIGKILL."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from tests.support.cli import cli_env, run_cli, spawn_cli
+from tests.support.jobs import add_candidates, candidates, entities, make_ctx
+from tests.support.openai_double import OpenAIDouble, candidate_of, verdict
+from yzos_jobs.db.models import EntityCandidate
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+
+def _env(pg_url: str, llm_url: str, tmp_path: Path, **config: str) -> dict[str, str]:
+    cfg = tmp_path / "config.toml"
+    lines = ["[llm]", "max_retries = 0", "max_concurrency = 8", "[jobs.entity_promote]"]
+    lines += [f"{k} = {v}" for k, v in config.items()]
+    cfg.write_text("\n".join(lines) + "\n")
+    return cli_env(
+        pg_url, YZOS_LLM_BACKEND="openai", YZOS_LLM_BASE_URL=llm_url, YZOS_CONFIG=str(cfg)
+    )
+
+
+def _echo_name(body):
+    cand = candidate_of(body)
+    return verdict("project", name=cand["raw_text"])
+
+
+def test_two_promote_runs_at_once_decide_each_candidate_once(pg_url: str, tmp_path: Path) -> None:
+    ctx = make_ctx(pg_url)
+    variants = ["Name {i}", "name {i}", "NAME {i}", " Name   {i} "]
+    # 1,000 distinct inputs; every 4 of them normalise to one name.
+    add_candidates(ctx, *({"raw_text": v.format(i=i)} for i in range(250) for v in variants))
+    with OpenAIDouble(_echo_name, latency_s=0.005) as llm:
+        env = _env(pg_url, llm.base_url, tmp_path, batch_size="25")
+        procs = [spawn_cli("once", "entity_promote", "--json", env=env) for _ in range(2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    rows = candidates(ctx)
+    assert {c.status for c in rows} == {"promoted"}
+    assert llm.calls == 1000  # each candidate asked once, by one of the two
+    names = [e.normalized_name for e in entities(ctx)]
+    assert len(names) == len(set(names)) == 250
+    assert all(e.sighting_count == 4 for e in entities(ctx))
+    import json
+
+    per_run = [json.loads(o[0]) for o in outs]
+    assert sum(r["promoted"] + r["merged"] for r in per_run) == 1000
+    assert all(r["promoted"] + r["merged"] > 0 for r in per_run)  # both did work
+
+
+def test_killed_run_loses_nothing(pg_url: str, tmp_path: Path) -> None:
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Project {i}"} for i in range(60)))
+    with OpenAIDouble(_echo_name, latency_s=0.5) as llm:
+        env = _env(pg_url, llm.base_url, tmp_path, batch_size="20", lease_s="2")
+        victim = spawn_cli("once", "entity_promote", env=env)
+        deadline = time.monotonic() + 30
+        while llm.calls == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=10)
+        with ctx.sessions() as s:
+            claimed = s.scalar(select(func.count()).where(EntityCandidate.status == "claimed"))
+        assert claimed == 20  # the batch in hand stays claimed by the dead process
+        time.sleep(2.5)  # its lease runs out
+        rerun = run_cli("once", "entity_promote", "--json", env=env, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr
+    import json
+
+    stats = json.loads(rerun.stdout)
+    assert stats["reclaimed"] == 20
+    rows = candidates(ctx)
+    assert {c.status for c in rows} == {"promoted"} and len(rows) == 60
+    assert len(entities(ctx)) == 60

@@ -1,0 +1,88 @@
+"""entity_purge_v06: re-judge active entities; noise/app is archived for good."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
+from tests.support.openai_double import OpenAIDouble, Status, candidate_of, verdict
+from yzos_jobs.db.models import EntityOverride
+from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
+
+
+def _seed_dry_run(db_url: str, *names: str) -> None:
+    ctx = make_ctx(db_url)  # dry_run: everything with a kind gets in
+    add_candidates(
+        ctx, *({"raw_text": n, "surrounding_text": f"Working on {n} all afternoon"} for n in names)
+    )
+    run_entity_promote(ctx)
+
+
+def test_purge_archives_noise_with_an_override_and_keeps_real_entities(db_url: str) -> None:
+    _seed_dry_run(db_url, "Telegram", "YZOS Core")
+
+    def judge(body):
+        return (
+            verdict("app") if candidate_of(body)["raw_text"] == "Telegram" else verdict("project")
+        )
+
+    with OpenAIDouble(judge) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        stats = run_entity_purge_v06(ctx)
+    assert (stats["archived"], stats["kept"], stats["llm_calls"]) == (1, 1, 2)
+    tg, yz = entities(ctx)
+    assert tg.status == "archived" and yz.status == "active"
+    assert yz.verdict_source == "llm" and yz.okf["classification"]["kind"] == "project"
+    assert candidate_of(llm.requests[0])["surrounding_text"].startswith("Working on")
+    with ctx.sessions() as s:
+        override = s.scalar(select(EntityOverride).where(EntityOverride.entity_id == tg.id))
+    assert override.status == "archived" and override.set_by.startswith("entity_purge_v06")
+
+
+def test_purge_failure_keeps_state(db_url: str) -> None:
+    _seed_dry_run(db_url, "Telegram")
+    with OpenAIDouble(lambda b: Status(500)) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        stats = run_entity_purge_v06(ctx)
+    [e] = entities(ctx)
+    assert stats["failed"] == 1 and e.status == "active" and e.verdict_source == "dry_run"
+
+
+def test_purge_rejudges_unverified_first_within_max_llm_calls(db_url: str) -> None:
+    _seed_dry_run(db_url, "A1", "A2", "A3", "A4", "A5")
+    with OpenAIDouble(lambda b: verdict("project")) as llm:
+        ctx = make_ctx(db_url, llm.base_url, entity_purge_v06={"max_llm_calls": 3, "batch_size": 2})
+        first = run_entity_purge_v06(ctx)
+        asked_first = {candidate_of(r)["raw_text"] for r in llm.requests}
+        second = run_entity_purge_v06(ctx)
+    assert (first["judged"], first["llm_calls"]) == (3, 3)
+    # The next run asks about the two never verified; the three verdicts it already has come
+    # from the cache and cost no call.
+    assert (second["llm_calls"], second["cache_hits"], second["judged"]) == (2, 3, 5)
+    assert len(asked_first) == 3 and {candidate_of(r)["raw_text"] for r in llm.requests[3:]} == (
+        {"A1", "A2", "A3", "A4", "A5"} - asked_first
+    )
+    assert {e.verdict_source for e in entities(ctx)} <= {"llm", "cache"}
+
+
+def test_archived_entity_stays_archived_when_seen_again(db_url: str) -> None:
+    _seed_dry_run(db_url, "Telegram")
+    with OpenAIDouble(lambda b: verdict("app")) as llm:
+        run_entity_purge_v06(make_ctx(db_url, llm.base_url))
+    [before] = entities(make_ctx(db_url))
+    ctx = make_ctx(db_url)  # dry_run would happily promote it again
+    row = {
+        "raw_text": "Telegram",
+        "source_id": "new-src",
+        "surrounding_text": "Chatting about the new plan",
+    }
+    add_candidates(ctx, row)
+    add_candidates(ctx, row)
+    stats = run_entity_promote(ctx)
+    [after] = entities(ctx)
+    assert after.status == "archived"
+    assert (after.summary, after.okf) == (before.summary, before.okf)
+    assert stats["sightings"] == 1 and after.sighting_count == before.sighting_count + 1
+    assert sighting_count(ctx, after.id) == 2
+    new = candidates(ctx)[-2:]
+    assert all(c.status == "rejected" and c.entity_id == after.id for c in new)

@@ -1,0 +1,1 @@
+"""Scheduled jobs: promote candidates, re-judge entities."""

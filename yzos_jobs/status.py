@@ -1,0 +1,99 @@
+"""`yzos-jobs status`: queue depth, entity counts, the last run of each job, daemons seen."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from yzos_jobs.config import Settings
+from yzos_jobs.db.models import Entity
+from yzos_jobs.db.queue import count_by_status
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.maintain import runs
+
+RECENT = timedelta(minutes=15)
+
+
+def _allowed_age(settings: Settings, job: str) -> timedelta:
+    """How old a job's last run may be before it counts as overdue."""
+    if job == "entity_promote":
+        return timedelta(
+            seconds=3 * settings.jobs.entity_promote.interval_s + settings.jobs.run_lease_s
+        )
+    return timedelta(hours=2 * settings.jobs.entity_purge_v06.interval_h)
+
+
+def collect_status(session: Session, settings: Settings) -> dict[str, Any]:
+    now = utcnow()
+    entities: dict[str, dict[str, int]] = {}
+    for kind, status, n in session.execute(
+        select(Entity.kind, Entity.status, func.count()).group_by(Entity.kind, Entity.status)
+    ):
+        entities.setdefault(status, {})[kind] = int(n)
+    jobs: dict[str, Any] = {}
+    problems: list[str] = []
+    for name, run in sorted(runs.last_runs(session).items()):
+        age = now - run.started_at
+        overdue = run.status != "running" and age > _allowed_age(settings, name)
+        jobs[name] = {
+            "slot": run.slot,
+            "status": run.status,
+            "owner": run.owner,
+            "started_at": run.started_at.isoformat(),
+            "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+            "stats": run.stats or {},
+            "error": run.error,
+            "overdue": overdue,
+        }
+        if run.status == "failed":
+            problems.append(f"{name}: last run failed: {run.error}")
+        elif overdue:
+            problems.append(f"{name}: overdue (last run {int(age.total_seconds())} s ago)")
+    return {
+        "candidates": count_by_status(session),
+        "entities": entities,
+        "jobs": jobs,
+        "daemons": [
+            {"owner": owner, "last_run": at.isoformat()}
+            for owner, at in runs.recent_owners(session, now - RECENT)
+        ],
+        "problems": problems,
+    }
+
+
+def render_status(report: dict[str, Any]) -> str:
+    lines = []
+    cands = report["candidates"]
+    lines.append(
+        "candidates  "
+        + "  ".join(
+            f"{s} {cands.get(s, 0)}" for s in ("pending", "claimed", "promoted", "rejected")
+        )
+    )
+    for status in ("active", "archived"):
+        kinds = report["entities"].get(status, {})
+        lines.append(
+            f"{status:<10}  "
+            + "  ".join(f"{k} {kinds.get(k, 0)}" for k in ("person", "project", "task"))
+        )
+    if not report["jobs"]:
+        lines.append("jobs        no runs yet")
+    for name, job in report["jobs"].items():
+        stats = job["stats"]
+        shown = "  ".join(
+            f"{k} {stats[k]}"
+            for k in ("promoted", "merged", "rejected", "archived", "llm_calls", "seconds")
+            if k in stats
+        )
+        flag = " OVERDUE" if job["overdue"] else ""
+        lines.append(
+            f"{name:<18} {job['status']}{flag} at {job['started_at']} by {job['owner']}  {shown}"
+        )
+        if job["error"]:
+            lines.append(f"{'':<18} error: {job['error']}")
+    owners = ", ".join(d["owner"] for d in report["daemons"]) or "none in the last 15 minutes"
+    lines.append(f"daemons     {owners}")
+    return "\n".join(lines)

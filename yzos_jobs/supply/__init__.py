@@ -1,0 +1,1 @@
+"""The supply pipeline: what happens when an observed session ends."""
