@@ -15,6 +15,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import ConfigError, Settings, load_settings
+from yzos_jobs.daemon import run_daemon
 from yzos_jobs.db import migrate
 from yzos_jobs.db.engine import (
     DatabaseUnavailable,
@@ -228,6 +229,13 @@ def once_cmd(app: AppContext, job: str, as_json: bool) -> None:
         click.echo(render_counts(result))
     if result.status == "failed":
         raise SystemExit(EXIT_FAILURE)
+
+
+@cli.command("run")
+@pass_app
+def run_cmd(app: AppContext) -> None:
+    """Run the daemon: entity_promote every interval_s, entity_purge_v06 every interval_h."""
+    raise SystemExit(run_daemon(_job_context(app)))
 
 
 @cli.command("status")

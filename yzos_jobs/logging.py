@@ -23,10 +23,11 @@ def _redact(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
 def configure_logging(settings: LoggingSettings, stream: Any = None) -> None:
     stream = stream or sys.stderr
     fmt = settings.format
+    tty = bool(getattr(stream, "isatty", lambda: False)())
     if fmt == "auto":
-        fmt = "console" if getattr(stream, "isatty", lambda: False)() else "json"
+        fmt = "console" if tty else "json"
     renderer: Any = (
-        structlog.dev.ConsoleRenderer(colors=True)
+        structlog.dev.ConsoleRenderer(colors=tty)
         if fmt == "console"
         else structlog.processors.JSONRenderer()
     )

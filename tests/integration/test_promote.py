@@ -152,3 +152,32 @@ def test_expired_leases_come_back_and_attempts_are_bounded(db_url: str) -> None:
             s.scalar(select(EntityCandidate.claimed_by).where(EntityCandidate.id == poison.id))
             is None
         )
+
+
+def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
+    from sqlalchemy import update
+
+    from yzos_jobs.db.engine import transaction
+    from yzos_jobs.db.models import EntityCandidate
+    from yzos_jobs.db.queue import claim_batch
+    from yzos_jobs.db.types import utcnow
+    from yzos_jobs.entity.updater import promote_candidates
+
+    ctx = make_ctx(db_url)
+    add_candidates(ctx, {"raw_text": "Kept"}, {"raw_text": "Stolen"})
+    with transaction(ctx.sessions) as s:
+        batch = claim_batch(s, ctx.owner, limit=10, lease_s=60, now=utcnow())
+    # Our lease ran out and another daemon took "Stolen" while we were classifying.
+    with transaction(ctx.sessions) as s:
+        s.execute(
+            update(EntityCandidate)
+            .where(EntityCandidate.raw_text == "Stolen")
+            .values(claimed_by="other:2")
+        )
+    stats = promote_candidates(ctx, batch, on_failure="fallback")
+    assert (stats.promoted, stats.lost) == (1, 1)
+    kept, stolen = candidates(ctx)
+    assert kept.status == "promoted"
+    assert (stolen.status, stolen.claimed_by, stolen.entity_id) == ("claimed", "other:2", None)
+    assert [e.display_name for e in entities(ctx)] == ["Kept"]
+    assert sighting_count(ctx) == 1

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Table
+from sqlalchemy import Table, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase, Session
 
@@ -19,3 +22,52 @@ def upsert_insert(session: Session, target: type[DeclarativeBase] | Table) -> An
     if dialect_name(session) == "postgresql":
         return postgresql.insert(table)
     return sqlite.insert(table)
+
+
+def is_postgres(session: Session) -> bool:
+    return dialect_name(session) == "postgresql"
+
+
+def pg_rows(
+    columns: Sequence[tuple[str, str]], rows: Sequence[Mapping[str, Any]]
+) -> tuple[str, dict[str, str]]:
+    """PostgreSQL: a batch of rows as `jsonb_to_recordset(:rows) AS v(a type, …)`: one JSON
+    parameter (encoded in C) and a short statement that parses and plans once, however many rows."""
+    names = [name for name, _ in columns]
+    payload = json.dumps([{n: row[n] for n in names} for row in rows], default=_json_default)
+    shape = ", ".join(f"{name} {sqltype}" for name, sqltype in columns)
+    return f"jsonb_to_recordset(CAST(:rows AS jsonb)) AS v({shape})", {"rows": payload}
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+class PlannerStatsKeeper:
+    """PostgreSQL caches the plan of each foreign-key check per connection. On a table that
+    started nearly empty that plan is a sequential scan, and it stays one, getting slower with
+    every row, until the table is analyzed. A bulk job that grows a table from (almost) nothing
+    analyzes it as it doubles, so plans are made again with the real size. Cheap: log2 steps."""
+
+    def __init__(self, session: Session, table: str) -> None:
+        self.table = table
+        self.enabled = is_postgres(session)
+        self.known = 0.0
+        self.grown = 0
+        if self.enabled:
+            tuples = session.scalar(
+                text("SELECT reltuples FROM pg_class WHERE oid = CAST(:t AS regclass)"),
+                {"t": table},
+            )
+            self.known = max(float(tuples or 0), 0.0)
+
+    def grew(self, session: Session, added: int) -> None:
+        if not self.enabled or added <= 0:
+            return
+        self.grown += added
+        if self.grown >= max(1000.0, self.known):
+            session.execute(text(f"ANALYZE {self.table}"))
+            self.known += self.grown
+            self.grown = 0

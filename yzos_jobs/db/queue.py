@@ -126,6 +126,16 @@ def extend_lease(
     return int(result.rowcount or 0)
 
 
+def release_owned(session: Session, owner: str, now: datetime) -> int:
+    """Hand back every candidate this owner holds (a failed or interrupted run)."""
+    result = session.execute(
+        update(C)
+        .where(C.status == "claimed", C.claimed_by == owner)
+        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
+    )
+    return int(result.rowcount or 0)
+
+
 def count_by_status(session: Session) -> dict[str, int]:
     rows = session.execute(select(C.status, func.count()).group_by(C.status))
     return {status: int(n) for status, n in rows}

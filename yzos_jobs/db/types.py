@@ -35,6 +35,8 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
+        if value.tzinfo is UTC:
+            return value
         return value.astimezone(UTC)
 
 

@@ -277,7 +277,8 @@ def enforce_invariants(verdict: ClassifyVerdict) -> ClassifyVerdict:
 
 def dry_run_verdict(inp: ClassifyInput) -> ClassifyVerdict:
     if inp.suggested_kind in ENTITY_KINDS:
-        return ClassifyVerdict(
+        # Built from known-valid values: no validation needed on this per-candidate path.
+        return ClassifyVerdict.model_construct(
             is_real_entity=True,
             kind=inp.suggested_kind,  # type: ignore[arg-type]
             display_name=normalize_display_name(inp.raw_text),

@@ -20,6 +20,7 @@ from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome, normaliz
 from yzos_jobs.entity.sightings import Sighting, add_sightings
 from yzos_jobs.entity.updater import (
     EntityRef,
+    NewEntity,
     Promote,
     meaningful_summary,
     normalize_name,
@@ -140,7 +141,7 @@ def _merge_or_create(
             v.kind, name, outcome.source or "llm", outcome.model_id, v.confidence, v.model_dump()
         )
         key = (v.kind, normalize_name(name))
-        ref = upsert_entities(session, {key: (promote, seen_at)}, now)[key]
+        ref = upsert_entities(session, {key: NewEntity(promote, seen_at, summary)}, now)[key]
         entity_id = ref.id
         if ref.created:
             stats.created += 1
@@ -158,7 +159,7 @@ def _merge_or_create(
     stats.sightings += add_sightings(
         session, [Sighting(entity_id, SOURCE_KIND, session_id, summary, seen_at)]
     )
-    if summary and ref is not None:
+    if summary and ref is not None and not ref.created:
         update_existing(session, {entity_id: summary}, [ref])
 
 

@@ -56,7 +56,7 @@ def is_meaningful_summary(text: str | None) -> bool:
         return False  # a JSON or literal dump
     if _STACK_LINE.search(t) or (_HEX_RUN.search(t) and len(_HEX_RUN.sub("", t).strip()) < 8):
         return False
-    letters = sum(c.isalpha() for c in t)
+    letters = sum(map(str.isalpha, t))
     return letters >= max(2, len(t) // 5)
 
 

@@ -7,16 +7,15 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from blake3 import blake3
-from sqlalchemy import bindparam, case, update
+from sqlalchemy import bindparam, case, text, update
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.dialect import upsert_insert
+from yzos_jobs.db.dialect import is_postgres, pg_rows, upsert_insert
 from yzos_jobs.db.models import Entity, EntitySighting
 from yzos_jobs.db.types import UTCDateTime
-
-_CHUNK = 1000
 
 
 def fingerprint(source_id: str, summary: str | None) -> str:
@@ -31,15 +30,13 @@ class Sighting:
     source_id: str
     summary: str | None
     seen_at: datetime
+    # Precomputed by callers that have it; derived from source_id and summary otherwise.
+    fingerprint: str = ""
 
     @property
     def key(self) -> tuple[int, str, str, str]:
-        return (
-            self.entity_id,
-            self.source_kind,
-            self.source_id,
-            fingerprint(self.source_id, self.summary),
-        )
+        fp = self.fingerprint or fingerprint(self.source_id, self.summary)
+        return (self.entity_id, self.source_kind, self.source_id, fp)
 
 
 def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
@@ -61,24 +58,79 @@ def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
         }
         for key, s in sorted(unique.items())  # one lock order across daemons
     ]
-    inserted: dict[int, list[datetime]] = defaultdict(list)
-    for start in range(0, len(rows), _CHUNK):
-        stmt = (
-            upsert_insert(session, EntitySighting)
-            .values(rows[start : start + _CHUNK])
-            .on_conflict_do_nothing(
-                index_elements=["entity_id", "source_kind", "source_id", "fingerprint"]
-            )
-            .returning(EntitySighting.entity_id, EntitySighting.seen_at)
+    if is_postgres(session):
+        inserted = _insert_pg(session, rows)
+        _count_sightings_pg(session, inserted)
+        return sum(len(v) for v in inserted.values())
+    stmt = (
+        upsert_insert(session, EntitySighting)
+        .on_conflict_do_nothing(
+            index_elements=["entity_id", "source_kind", "source_id", "fingerprint"]
         )
-        for entity_id, seen_at in session.execute(stmt):
-            inserted[entity_id].append(seen_at)
+        .returning(EntitySighting.entity_id, EntitySighting.seen_at)
+    )
+    inserted: dict[int, list[datetime]] = defaultdict(list)
+    # A list of parameter sets: SQLAlchemy batches it into multi-row VALUES ("insertmanyvalues").
+    for entity_id, seen_at in session.execute(stmt, rows):
+        inserted[entity_id].append(seen_at)
     _count_sightings(session, inserted)
     return sum(len(v) for v in inserted.values())
 
 
 def add_sighting(session: Session, sighting: Sighting) -> bool:
     return add_sightings(session, [sighting]) == 1
+
+
+_SIGHTING_COLUMNS = (
+    ("entity_id", "bigint"),
+    ("source_kind", "text"),
+    ("source_id", "text"),
+    ("fingerprint", "text"),
+    ("summary", "text"),
+    ("seen_at", "timestamptz"),
+)
+
+
+def _insert_pg(session: Session, rows: list[dict[str, Any]]) -> dict[int, list[datetime]]:
+    source, params = pg_rows(_SIGHTING_COLUMNS, rows)
+    names = ", ".join(n for n, _ in _SIGHTING_COLUMNS)
+    sql = text(
+        f"INSERT INTO entity_sightings ({names}) SELECT {names} FROM {source} "
+        "ON CONFLICT (entity_id, source_kind, source_id, fingerprint) DO NOTHING "
+        "RETURNING entity_id, seen_at"
+    )
+    inserted: dict[int, list[datetime]] = defaultdict(list)
+    for entity_id, seen_at in session.execute(sql, params):
+        inserted[entity_id].append(seen_at)
+    return inserted
+
+
+def _count_sightings_pg(session: Session, inserted: dict[int, list[datetime]]) -> None:
+    if not inserted:
+        return
+    rows = [
+        {"eid": eid, "n": len(times), "first_seen": min(times), "last_seen": max(times)}
+        for eid, times in sorted(inserted.items())
+    ]
+    source, params = pg_rows(
+        (
+            ("eid", "bigint"),
+            ("n", "int"),
+            ("first_seen", "timestamptz"),
+            ("last_seen", "timestamptz"),
+        ),
+        rows,
+    )
+    session.execute(
+        text(
+            "UPDATE entities AS e SET sighting_count = e.sighting_count + v.n, "
+            "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > v.first_seen "
+            "THEN v.first_seen ELSE e.first_seen_at END, "
+            "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < v.last_seen "
+            f"THEN v.last_seen ELSE e.last_seen_at END FROM {source} WHERE e.id = v.eid"
+        ),
+        params,
+    )
 
 
 def _count_sightings(session: Session, inserted: dict[int, list[datetime]]) -> None:

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import bindparam, select, tuple_, update
+from sqlalchemy import bindparam, select, text, tuple_, update
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.dialect import upsert_insert
+from yzos_jobs.db.dialect import is_postgres, pg_rows, upsert_insert
 from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.models import Entity, EntityCandidate, EntityOverride
 from yzos_jobs.db.queue import ClaimedCandidate
 from yzos_jobs.db.types import Json, UTCDateTime, utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome, normalize_display_name
-from yzos_jobs.entity.sightings import Sighting, add_sightings
+from yzos_jobs.entity.sightings import Sighting, add_sightings, fingerprint
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.leases import LeaseKeeper
 
@@ -143,6 +143,15 @@ def decide(
 
 
 @dataclass(frozen=True)
+class NewEntity:
+    """What an entity is created with if it does not exist yet."""
+
+    promote: Promote
+    first_seen_at: datetime
+    summary: str | None
+
+
+@dataclass(frozen=True)
 class EntityRef:
     id: int
     status: str
@@ -150,41 +159,79 @@ class EntityRef:
     created: bool
 
 
+_ENTITY_COLUMNS = (
+    ("kind", "text"),
+    ("normalized_name", "text"),
+    ("display_name", "text"),
+    ("confidence", "float8"),
+    ("verdict_source", "text"),
+    ("classified_model", "text"),
+    ("first_seen_at", "timestamptz"),
+    ("summary", "text"),
+)
+
+
 def upsert_entities(
-    session: Session, wanted: dict[tuple[str, str], tuple[Promote, datetime]], now: datetime
+    session: Session, wanted: dict[tuple[str, str], NewEntity], now: datetime
 ) -> dict[tuple[str, str], EntityRef]:
     """Create the entities that do not exist yet (INSERT … ON CONFLICT DO NOTHING on
     (kind, normalized_name)), then read back every key. Two daemons promoting the same name get
     one entity: the second insert does nothing and finds the first one's row."""
-    created: set[int] = set()
-    keys = sorted(wanted)
-    for start in range(0, len(keys), _CHUNK):
-        chunk = keys[start : start + _CHUNK]
-        rows = [
-            {
-                "kind": k[0],
-                "normalized_name": k[1],
-                "display_name": wanted[k][0].display_name,
-                "status": "active",
-                "confidence": wanted[k][0].confidence,
-                "verdict_source": wanted[k][0].verdict_source,
-                "classified_model": wanted[k][0].model,
-                "classified_at": now,
-                "sighting_count": 0,
-                "created_at": now,
-                "updated_at": now,
-                "first_seen_at": wanted[k][1],
-            }
-            for k in chunk
-        ]
+    keys = sorted(wanted)  # one lock order across daemons
+    rows = [
+        {
+            "kind": k[0],
+            "normalized_name": k[1],
+            "display_name": wanted[k].promote.display_name,
+            "status": "active",
+            "confidence": wanted[k].promote.confidence,
+            "verdict_source": wanted[k].promote.verdict_source,
+            "classified_model": wanted[k].promote.model,
+            "classified_at": now,
+            "sighting_count": 0,
+            "created_at": now,
+            "updated_at": now,
+            "first_seen_at": wanted[k].first_seen_at,
+            "summary": wanted[k].summary,
+        }
+        for k in keys
+    ]
+    if not rows:
+        created: set[int] = set()
+    elif is_postgres(session):
+        source, params = pg_rows(_ENTITY_COLUMNS, rows)
+        names = ", ".join(n for n, _ in _ENTITY_COLUMNS)
+        created = set(
+            session.scalars(
+                text(
+                    f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
+                    f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
+                    f"FROM {source} ON CONFLICT (kind, normalized_name) DO NOTHING RETURNING id"
+                ),
+                {**params, "now": now},
+            )
+        )
+    else:
         stmt = (
             upsert_insert(session, Entity)
-            .values(rows)
             .on_conflict_do_nothing(index_elements=["kind", "normalized_name"])
             .returning(Entity.id)
         )
-        created.update(session.scalars(stmt))
+        created = set(session.scalars(stmt, rows))
     refs: dict[tuple[str, str], EntityRef] = {}
+    if is_postgres(session):
+        source, params = pg_rows((("kind", "text"), ("normalized_name", "text")), rows)
+        found = session.execute(
+            text(
+                "SELECT e.id, e.kind, e.normalized_name, e.status, o.status FROM entities AS e "
+                f"JOIN {source} ON e.kind = v.kind AND e.normalized_name = v.normalized_name "
+                "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id"
+            ),
+            params,
+        )
+        for eid, kind, norm, status, override in found:
+            refs[(kind, norm)] = EntityRef(eid, status, override is not None, eid in created)
+        return refs
     for start in range(0, len(keys), _CHUNK):
         chunk = keys[start : start + _CHUNK]
         stmt = (
@@ -206,6 +253,16 @@ def update_existing(session: Session, summaries: dict[int, str], refs: Iterable[
     params = [{"eid": eid, "s": s} for eid, s in sorted(summaries.items()) if eid in open_ids]
     if not params:
         return
+    if is_postgres(session):
+        source, arrays = pg_rows((("eid", "bigint"), ("s", "text")), params)
+        session.execute(
+            text(
+                f"UPDATE entities AS e SET summary = v.s FROM {source} "
+                "WHERE e.id = v.eid AND e.summary IS NULL AND e.status = 'active'"
+            ),
+            arrays,
+        )
+        return
     stmt = (
         update(Entity)
         .where(Entity.id == bindparam("eid"), Entity.summary.is_(None), Entity.status == "active")
@@ -216,6 +273,17 @@ def update_existing(session: Session, summaries: dict[int, str], refs: Iterable[
 
 def claim_owned(session: Session, owner: str, ids: Sequence[int], now: datetime) -> set[int]:
     """Lock the candidates this owner still holds; the rest were lost (lease expired, reclaimed)."""
+    if is_postgres(session):
+        # A row lock, not a write: the final UPDATE is the only new row version.
+        return set(
+            session.scalars(
+                text(
+                    "SELECT id FROM entity_candidates WHERE id = ANY(CAST(:ids AS bigint[])) "
+                    "AND status = 'claimed' AND claimed_by = :owner FOR UPDATE"
+                ),
+                {"ids": list(ids), "owner": owner},
+            )
+        )
     owned: set[int] = set()
     for start in range(0, len(ids), _CHUNK):
         stmt = (
@@ -230,6 +298,30 @@ def claim_owned(session: Session, owner: str, ids: Sequence[int], now: datetime)
         )
         owned.update(session.scalars(stmt))
     return owned
+
+
+def _finish_candidates_pg(
+    session: Session,
+    owner: str,
+    status: str,
+    now: datetime,
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[tuple[str, str]],
+    extra_set: str = "",
+) -> int:
+    """PostgreSQL: set the final state of a batch of owned candidates in one statement."""
+    source, params = pg_rows(columns, rows)
+    extra = f", {extra_set}" if extra_set else ""
+    result = session.execute(
+        text(
+            f"UPDATE entity_candidates AS c SET status = :status, entity_id = v.eid, "
+            f"verdict = v.v, decided_at = :now, updated_at = :now, "
+            f"claimed_by = NULL, lease_until = NULL{extra} FROM {source} "
+            "WHERE c.id = v.cid AND c.status = 'claimed' AND c.claimed_by = :owner"
+        ),
+        {**params, "status": status, "now": now, "owner": owner},
+    )
+    return int(result.rowcount or 0)
 
 
 def mark_candidate_rejected(
@@ -263,8 +355,18 @@ def mark_candidate_rejected(
         {"cid": cid, "reason": reason[:1000], "v": verdict, "eid": eid, "now": now}
         for cid, reason, verdict, eid in rejections
     ]
-    session.connection().execute(stmt, params)
-    return len(params)
+    if is_postgres(session):
+        return _finish_candidates_pg(
+            session,
+            owner,
+            "rejected",
+            now,
+            params,
+            (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb"), ("reason", "text")),
+            "reject_reason = v.reason",
+        )
+    result = session.connection().execute(stmt, params)
+    return int(result.rowcount or 0)
 
 
 def _mark_promoted(
@@ -272,9 +374,9 @@ def _mark_promoted(
     owner: str,
     rows: Sequence[tuple[int, int, dict[str, Any] | None]],
     now: datetime,
-) -> None:
+) -> int:
     if not rows:
-        return
+        return 0
     stmt = (
         update(EntityCandidate)
         .where(
@@ -293,7 +395,17 @@ def _mark_promoted(
         )
     )
     params = [{"cid": cid, "eid": eid, "v": v, "now": now} for cid, eid, v in rows]
-    session.connection().execute(stmt, params)
+    if is_postgres(session):
+        return _finish_candidates_pg(
+            session,
+            owner,
+            "promoted",
+            now,
+            params,
+            (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb")),
+        )
+    result = session.connection().execute(stmt, params)
+    return int(result.rowcount or 0)
 
 
 def release_candidates(session: Session, owner: str, ids: Sequence[int], now: datetime) -> int:
@@ -320,80 +432,133 @@ class _Plan:
     release: list[ClaimedCandidate] = field(default_factory=list)
 
 
+class OwnershipLost(Exception):
+    """A candidate changed hands while its batch was being written; the batch is redone."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A decision with what writing it needs, computed before the write transaction opens."""
+
+    candidate: ClaimedCandidate
+    decision: Decision
+    key: tuple[str, str] = ("", "")  # (kind, normalized_name) of a Promote
+    summary: str | None = None
+    fingerprint: str = ""
+
+
+def prepare(candidate: ClaimedCandidate, decision: Decision) -> Prepared:
+    if not isinstance(decision, Promote):
+        return Prepared(candidate, decision)
+    summary = meaningful_summary(candidate.surrounding_text)
+    return Prepared(
+        candidate,
+        decision,
+        (decision.kind, normalize_name(decision.display_name)),
+        summary,
+        fingerprint(candidate.source_id, summary),
+    )
+
+
 def apply_decisions(
     session: Session,
     owner: str,
-    decisions: Sequence[tuple[ClaimedCandidate, Decision]],
+    decisions: Sequence[Prepared],
     now: datetime,
+    *,
+    verify_ownership: bool = True,
 ) -> PromoteStats:
-    """Write one batch of decisions in the caller's transaction."""
+    """Write one batch of decisions in the caller's transaction.
+
+    verify_ownership: lock the rows this owner still holds first and write only those. Without
+    it (the optimistic path), every final UPDATE still names the owner, and OwnershipLost is
+    raised if any row was not updated, so the caller can roll back and redo with verification."""
     stats = PromoteStats()
-    owned = claim_owned(session, owner, [c.id for c, _ in decisions], now)
-    plan = _Plan()
-    for candidate, decision in decisions:
+    ids = [p.candidate.id for p in decisions]
+    owned = claim_owned(session, owner, ids, now) if verify_ownership else set(ids)
+    promote: list[Prepared] = []
+    rejections: list[tuple[int, str, dict[str, Any] | None, int | None]] = []
+    release: list[int] = []
+    for prepared in decisions:
+        candidate, decision = prepared.candidate, prepared.decision
         if candidate.id not in owned:
             stats.lost += 1
         elif isinstance(decision, Promote):
-            plan.promote.append((candidate, decision))
+            promote.append(prepared)
         elif isinstance(decision, Reject):
-            plan.reject.append((candidate, decision))
+            rejections.append((candidate.id, decision.reason, decision.verdict, None))
         else:
-            plan.release.append(candidate)
+            release.append(candidate.id)
 
-    wanted: dict[tuple[str, str], tuple[Promote, datetime]] = {}
-    for candidate, p in plan.promote:
-        key = (p.kind, normalize_name(p.display_name))
+    wanted: dict[tuple[str, str], NewEntity] = {}
+    for item in promote:
+        candidate, p, key, summary = item.candidate, item.decision, item.key, item.summary
+        assert isinstance(p, Promote)
         seen = wanted.get(key)
-        if seen is None or candidate.created_at < seen[1]:
-            wanted[key] = (p, candidate.created_at)
+        if seen is None or candidate.created_at < seen.first_seen_at:
+            wanted[key] = NewEntity(p, candidate.created_at, summary or (seen and seen.summary))
+        elif summary and seen.summary is None:
+            wanted[key] = NewEntity(seen.promote, seen.first_seen_at, summary)
     refs = upsert_entities(session, wanted, now) if wanted else {}
 
     sightings: list[Sighting] = []
     summaries: dict[int, str] = {}
     promoted_rows: list[tuple[int, int, dict[str, Any] | None]] = []
-    rejections = [(c.id, r.reason, r.verdict, None) for c, r in plan.reject]
-    new_ids: set[int] = set()
-    for candidate, p in plan.promote:
-        ref = refs[(p.kind, normalize_name(p.display_name))]
-        summary = meaningful_summary(candidate.surrounding_text)
+    counted_new: set[int] = set()
+    for item in promote:
+        candidate, p, summary = item.candidate, item.decision, item.summary
+        assert isinstance(p, Promote)
+        ref = refs[item.key]
         sightings.append(
             Sighting(
-                ref.id, candidate.source_kind, candidate.source_id, summary, candidate.created_at
+                ref.id,
+                candidate.source_kind,
+                candidate.source_id,
+                summary,
+                candidate.created_at,
+                item.fingerprint,
             )
         )
-        if summary:
+        if summary and not ref.created:
             summaries.setdefault(ref.id, summary)
         if ref.status == "archived" or ref.overridden:
             # The knowledge base already decided: the sighting counts, nothing else changes.
-            rejections.append(
-                (candidate.id, f"entity {ref.id} is {ref.status} by override", p.verdict, ref.id)
-            )
+            reason = f"entity {ref.id} is {ref.status} by override"
+            rejections.append((candidate.id, reason, p.verdict, ref.id))
             continue
         promoted_rows.append((candidate.id, ref.id, p.verdict))
         if p.verdict_source == "fallback":
             stats.fallback += 1
-        if ref.created and ref.id not in new_ids:
-            new_ids.add(ref.id)
+        if ref.created and ref.id not in counted_new:
+            counted_new.add(ref.id)
             stats.promoted += 1
         else:
             stats.merged += 1
     stats.sightings = add_sightings(session, sightings)
     update_existing(session, summaries, refs.values())
-    _mark_promoted(session, owner, promoted_rows, now)
+    written = _mark_promoted(session, owner, promoted_rows, now)
     stats.rejected = mark_candidate_rejected(session, owner, rejections, now)
-    stats.skipped = release_candidates(session, owner, [c.id for c in plan.release], now)
+    stats.skipped = release_candidates(session, owner, release, now)
+    if not verify_ownership and written + stats.rejected + stats.skipped != len(owned):
+        raise OwnershipLost
     return stats
 
 
-def promote_candidates(
+@dataclass(frozen=True)
+class DecidedBatch:
+    decisions: list[Prepared]
+    failed: int
+
+
+def decide_batch(
     ctx: JobContext,
     batch: Sequence[ClaimedCandidate],
     *,
     on_failure: FailurePolicy,
     max_attempts: int | None = None,
     lease_s: float | None = None,
-) -> PromoteStats:
-    """Classify a claimed batch and write the outcome: the batch form of promote_candidate.
+) -> DecidedBatch:
+    """Classify a claimed batch (leases kept alive meanwhile) and decide each candidate.
     Candidates past `max_attempts` are not sent to the LLM again; they take the failure path."""
     exhausted = {c.id for c in batch if max_attempts is not None and c.attempts > max_attempts}
     ask = [c for c in batch if c.id not in exhausted]
@@ -405,12 +570,44 @@ def promote_candidates(
     with keeper:
         outcomes = ctx.classifier.classify_many([candidate_input(c) for c in ask])
     by_id: dict[int, ClassifyOutcome] = {c.id: o for c, o in zip(ask, outcomes, strict=True)}
-    decisions = [(c, decide(c, by_id.get(c.id), on_failure)) for c in batch]
-    stats = run_in_transaction(
-        ctx.sessions, lambda s: apply_decisions(s, ctx.owner, decisions, utcnow())
-    )
-    stats.failed = sum(o.error is not None for o in outcomes)
+    decisions = [prepare(c, decide(c, by_id.get(c.id), on_failure)) for c in batch]
+    return DecidedBatch(decisions, sum(o.error is not None for o in outcomes))
+
+
+def write_batch(ctx: JobContext, decided: DecidedBatch) -> PromoteStats:
+    """Write a decided batch in one transaction."""
+    # PostgreSQL writes optimistically (no row locks first) and redoes the batch with locks in
+    # the rare case a lease was lost meanwhile; SQLite's single writer makes the check free.
+    optimistic = ctx.sessions.kw["bind"].dialect.name == "postgresql"
+    decisions = decided.decisions
+    try:
+        stats = run_in_transaction(
+            ctx.sessions,
+            lambda s: apply_decisions(
+                s, ctx.owner, decisions, utcnow(), verify_ownership=not optimistic
+            ),
+        )
+    except OwnershipLost:
+        stats = run_in_transaction(
+            ctx.sessions, lambda s: apply_decisions(s, ctx.owner, decisions, utcnow())
+        )
+    stats.failed = decided.failed
     return stats
+
+
+def promote_candidates(
+    ctx: JobContext,
+    batch: Sequence[ClaimedCandidate],
+    *,
+    on_failure: FailurePolicy,
+    max_attempts: int | None = None,
+    lease_s: float | None = None,
+) -> PromoteStats:
+    """Classify a claimed batch and write the outcome: the batch form of promote_candidate."""
+    decided = decide_batch(
+        ctx, batch, on_failure=on_failure, max_attempts=max_attempts, lease_s=lease_s
+    )
+    return write_batch(ctx, decided)
 
 
 def promote_candidate(

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.dialect import upsert_insert
+from yzos_jobs.db.dialect import PlannerStatsKeeper, upsert_insert
 from yzos_jobs.db.engine import run_in_transaction, transaction
 from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
-from yzos_jobs.db.queue import claim_batch, count_by_status, reclaim_expired
+from yzos_jobs.db.queue import claim_batch, count_by_status, reclaim_expired, release_owned
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome
-from yzos_jobs.entity.updater import PromoteStats, meaningful_summary, promote_candidates
+from yzos_jobs.entity.updater import (
+    DecidedBatch,
+    PromoteStats,
+    decide_batch,
+    meaningful_summary,
+    write_batch,
+)
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 
@@ -32,35 +40,82 @@ def _with_classifier_counts(ctx: JobContext, before: dict[str, int], stats: JobS
     return stats
 
 
+def _write_and_advance(ctx: JobContext, decided: DecidedBatch) -> PromoteStats:
+    stats = write_batch(ctx, decided)
+    ctx.advance(len(decided.decisions))
+    return stats
+
+
+def _collect(
+    ctx: JobContext, total: PromoteStats, stats: PromoteStats, planner: PlannerStatsKeeper
+) -> None:
+    total.add(stats)
+    if stats.promoted:
+        with transaction(ctx.sessions) as s:
+            planner.grew(s, stats.promoted)
+
+
+@contextmanager
+def _hand_back_on_error(ctx: JobContext) -> Iterator[None]:
+    """A run that fails hands its claimed candidates back at once instead of leaving them to
+    wait for the lease (best effort: if the database is what failed, the lease covers it)."""
+    try:
+        yield
+    except BaseException:
+        try:
+            with transaction(ctx.sessions) as s:
+                released = release_owned(s, ctx.owner, utcnow())
+            log.warning("run failed: claimed candidates handed back", released=released)
+        except Exception as exc:
+            log.warning(
+                "run failed: candidates stay claimed until their lease ends", error=str(exc)
+            )
+        raise
+
+
 def run_entity_promote(ctx: JobContext) -> JobStats:
     """Promote pending candidates, batch by batch, until none are left or a stop is asked for."""
     cfg = ctx.settings.jobs.entity_promote
     started, before = time.monotonic(), ctx.classifier.counters.snapshot()
     with transaction(ctx.sessions) as s:
         reclaimed = reclaim_expired(s, utcnow())
+        planner_stats = PlannerStatsKeeper(s, "entities")
         if ctx.total is not None:
             ctx.total(count_by_status(s).get("pending", 0))
     total = PromoteStats()
     cursor, batches = 0, 0
-    while not ctx.stop.is_set():
-        with transaction(ctx.sessions) as s:
-            batch = claim_batch(
-                s,
-                ctx.owner,
-                limit=cfg.batch_size,
+    # Two stages: while one batch is written, the next is claimed and classified.
+    with (
+        _hand_back_on_error(ctx),
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="promote-writer") as writer,
+    ):
+        writing: Future[PromoteStats] | None = None
+        while not ctx.stop.is_set():
+            with transaction(ctx.sessions) as s:
+                batch = claim_batch(
+                    s,
+                    ctx.owner,
+                    limit=cfg.batch_size,
+                    lease_s=cfg.lease_s,
+                    now=utcnow(),
+                    after_id=cursor,
+                )
+            if not batch:
+                break
+            cursor = batch[-1].id
+            batches += 1
+            decided = decide_batch(
+                ctx,
+                batch,
+                on_failure="fallback",
+                max_attempts=cfg.max_attempts,
                 lease_s=cfg.lease_s,
-                now=utcnow(),
-                after_id=cursor,
             )
-        if not batch:
-            break
-        cursor = batch[-1].id
-        batches += 1
-        stats = promote_candidates(
-            ctx, batch, on_failure="fallback", max_attempts=cfg.max_attempts, lease_s=cfg.lease_s
-        )
-        total.add(stats)
-        ctx.advance(len(batch))
+            if writing is not None:
+                _collect(ctx, total, writing.result(), planner_stats)
+            writing = writer.submit(_write_and_advance, ctx, decided)
+        if writing is not None:
+            _collect(ctx, total, writing.result(), planner_stats)
     result: JobStats = {
         **asdict(total),
         "archived": 0,

@@ -1,0 +1,156 @@
+"""The daemon as an operator runs it: real processes against PostgreSQL and a loopback LLM."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select, text
+
+from tests.support.daemons import start_daemon, stop, wait_for, write_config
+from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
+from tests.support.openai_double import OpenAIDouble, candidate_of, verdict
+from yzos_jobs.db.models import EntityCandidate, JobRun
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+
+def _echo(body):
+    cand = candidate_of(body)
+    return verdict("project", name=cand["raw_text"])
+
+
+def _undecided(ctx) -> int:
+    with ctx.sessions() as s:
+        return int(
+            s.scalar(select(func.count()).where(EntityCandidate.status.in_(("pending", "claimed"))))
+        )
+
+
+def _config(tmp_path: Path, llm_url: str, name: str = "c.toml", **promote: object) -> Path:
+    return write_config(
+        tmp_path / name,
+        llm_url,
+        llm={"max_concurrency": 8},
+        jobs={"run_lease_s": 5},
+        **{
+            "jobs.entity_promote": {"interval_s": 1, "batch_size": 50, "lease_s": 5, **promote},
+            "jobs.entity_purge_v06": {
+                "interval_h": 3 / 3600,
+                "max_llm_calls": 20,
+                "run_at_start": True,
+            },
+        },
+    )
+
+
+def test_two_daemons_share_the_work_and_run_each_purge_slot_once(
+    pg_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Project {i}"} for i in range(2000)))
+    with OpenAIDouble(_echo, latency_s=0.01) as llm:
+        cfg = _config(tmp_path, llm.base_url)
+        daemons = [start_daemon(pg_url, cfg) for _ in range(2)]
+        wait_for(lambda: _undecided(ctx) == 0, 120, "every candidate decided")
+        time.sleep(7)  # a few more purge slots
+        results = [stop(d) for d in daemons]
+    assert [code for code, _ in results] == [0, 0], results[0][1][-3000:]
+    asked = [candidate_of(r) for r in llm.requests]
+    promoted_asks = [c["raw_text"] for c in asked if c["source_kind"] != "cron"]
+    assert len(promoted_asks) == len(set(promoted_asks)) == 2000  # each candidate decided once
+    assert {c.status for c in candidates(ctx)} == {"promoted"}
+    assert len(entities(ctx)) == 2000 and sighting_count(ctx) == 2000
+    with ctx.sessions() as s:
+        runs = list(s.scalars(select(JobRun)))
+    purge_rows = [r for r in runs if r.job_name == "entity_purge_v06"]
+    assert len(purge_rows) >= 2
+    # Both daemons tried every slot; each slot ran exactly once.
+    finished = sum(
+        1
+        for _, err in results
+        for line in err.splitlines()
+        if '"job finished"' in line and '"entity_purge_v06"' in line
+    )
+    assert finished == len(purge_rows)
+    assert sum('"job slot taken by another daemon"' in err for _, err in results) >= 1
+    assert len({r.owner for r in runs}) == 2
+    assert all(r.status == "succeeded" for r in runs)
+
+
+def test_kill_9_one_daemon_the_other_finishes_everything(pg_url: str, tmp_path: Path) -> None:
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Repo {i}"} for i in range(300)))
+    with OpenAIDouble(_echo, latency_s=0.1) as llm:
+        cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=3)
+        victim = start_daemon(pg_url, cfg)
+        wait_for(lambda: llm.calls >= 10, 30, "the first daemon to be mid-batch")
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=10)
+        survivor = start_daemon(pg_url, cfg)
+        wait_for(lambda: _undecided(ctx) == 0, 120, "the survivor to finish")
+        code, err = stop(survivor)
+    assert code == 0, err[-3000:]
+    rows = candidates(ctx)
+    assert len(rows) == 300 and {c.status for c in rows} == {"promoted"}
+    names = [e.normalized_name for e in entities(ctx)]
+    assert len(names) == len(set(names)) == 300
+    assert sighting_count(ctx) == 300
+    assert all(e.sighting_count == 1 for e in entities(ctx))
+
+
+def test_sigterm_exits_0_within_the_lease_and_leaves_nothing_claimed(
+    pg_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Task {i}"} for i in range(200)))
+    with OpenAIDouble(_echo, latency_s=0.3) as llm:
+        cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=10)
+        daemon = start_daemon(pg_url, cfg)
+        wait_for(lambda: llm.calls >= 1, 30, "a batch in hand")
+        started = time.monotonic()
+        daemon.send_signal(signal.SIGTERM)
+        code, err = stop(daemon, timeout=10)
+        took = time.monotonic() - started
+    assert code == 0, err[-3000:]
+    assert took < 10
+    with ctx.sessions() as s:
+        claimed = s.scalar(select(func.count()).where(EntityCandidate.status == "claimed"))
+    assert claimed == 0
+    assert any(c.status == "promoted" for c in candidates(ctx))  # the batch in hand finished
+    assert "stopping: finishing the batch in hand" in err
+
+
+def test_daemon_outlives_terminated_database_connections(pg_url: str, tmp_path: Path) -> None:
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, {"raw_text": "Before"})
+    database = pg_url.rsplit("/", 1)[1]
+    with OpenAIDouble(_echo) as llm:
+        daemon = start_daemon(pg_url, _config(tmp_path, llm.base_url))
+        wait_for(lambda: _undecided(ctx) == 0, 30, "the first run")
+        with ctx.sessions() as s, s.begin():
+            killed = s.scalar(
+                text(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = :db AND pid <> pg_backend_pid()"
+                ),
+                {"db": database},
+            )
+        assert killed >= 1
+        add_candidates(ctx, {"raw_text": "After", "source_id": "later"})
+        wait_for(lambda: _undecided(ctx) == 0, 30, "a run after the connections died")
+        code, err = stop(daemon)
+    assert code == 0, err[-3000:]
+    assert {e.display_name for e in entities(ctx)} == {"Before", "After"}
+    with ctx.sessions() as s:
+        last = s.scalar(
+            select(JobRun)
+            .where(JobRun.job_name == "entity_promote")
+            .order_by(JobRun.started_at.desc())
+            .limit(1)
+        )
+    assert last.status == "succeeded"
+    assert json.loads(json.dumps(last.stats))["promoted"] >= 0

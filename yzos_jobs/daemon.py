@@ -1,0 +1,171 @@
+"""`yzos-jobs run`: the daemon. APScheduler 3 BlockingScheduler with the in-memory job store.
+
+Correctness across daemons lives in the database, never here: candidates are claimed with leases,
+each purge slot is one job_runs row. This process only decides when to try.
+
+SIGTERM/SIGINT: stop claiming, finish (or hand back) the batch in hand, exit 0. A second signal
+exits at once; the leases of whatever was in hand expire and another daemon takes it over.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from dataclasses import replace
+from datetime import timedelta
+from types import FrameType
+from typing import Any
+
+from apscheduler.events import (
+    EVENT_JOB_ERROR,
+    EVENT_JOB_MAX_INSTANCES,
+    EVENT_JOB_MISSED,
+    JobExecutionEvent,
+    JobSubmissionEvent,
+)
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+
+from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.logging import get_logger
+from yzos_jobs.maintain import runs
+from yzos_jobs.maintain.runner import run_job
+from yzos_jobs.runtime import build_classifier
+
+log = get_logger(__name__)
+
+RUN_HISTORY = timedelta(days=7)
+
+
+class _Active:
+    """Counts job bodies in flight so shutdown can wait for the batch in hand."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._cond = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._cond:
+            self._n += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._n -= 1
+            self._cond.notify_all()
+
+    def wait_idle(self) -> None:
+        with self._cond:
+            while self._n:
+                self._cond.wait(0.5)
+
+
+class Daemon:
+    def __init__(self, ctx: JobContext) -> None:
+        self.ctx = ctx
+        # One classifier per job: their counters (LLM calls per run) must not mix.
+        self.purge_ctx = replace(ctx, classifier=build_classifier(ctx.settings, ctx.sessions))
+        self.active = _Active()
+        self.signals = 0
+        self.scheduler = BlockingScheduler(
+            timezone="UTC",
+            job_defaults={"coalesce": True, "max_instances": 1},
+            executors={"default": {"type": "threadpool", "max_workers": 4}},
+        )
+
+    def promote_tick(self) -> None:
+        if self.ctx.stop.is_set():
+            return
+        with self.active:
+            slot = runs.private_slot("run", self.ctx.owner, utcnow())
+            run_job(self.ctx, "entity_promote", slot)
+
+    def purge_tick(self) -> None:
+        if self.ctx.stop.is_set():
+            return
+        interval = timedelta(hours=self.ctx.settings.jobs.entity_purge_v06.interval_h)
+        with self.active:
+            result = run_job(
+                self.purge_ctx, "entity_purge_v06", runs.interval_slot(utcnow(), interval)
+            )
+            if result.status == "succeeded":
+                with transaction(self.ctx.sessions) as s:
+                    runs.prune_runs(s, utcnow() - RUN_HISTORY)
+
+    def _schedule(self) -> None:
+        jobs = self.ctx.settings.jobs
+        now = utcnow()
+        promote = jobs.entity_promote
+        self.scheduler.add_job(
+            self.promote_tick,
+            IntervalTrigger(seconds=promote.interval_s, timezone="UTC"),
+            id="entity_promote",
+            name="entity_promote",
+            misfire_grace_time=max(1, promote.interval_s),
+            next_run_time=now if promote.run_at_start else None,
+        )
+        purge = jobs.entity_purge_v06
+        interval = timedelta(hours=purge.interval_h)
+        # Fire on slot boundaries (counted from the epoch), the same instants on every daemon.
+        self.scheduler.add_job(
+            self.purge_tick,
+            IntervalTrigger(
+                seconds=interval.total_seconds(), start_date=runs.EPOCH, timezone="UTC"
+            ),
+            id="entity_purge_v06",
+            name="entity_purge_v06",
+            misfire_grace_time=max(1, int(interval.total_seconds() / 2)),
+        )
+        if purge.run_at_start:
+            self.scheduler.add_job(self.purge_tick, id="entity_purge_v06_start", next_run_time=now)
+
+    def _listen(self) -> None:
+        def on_event(event: Any) -> None:
+            if event.code == EVENT_JOB_ERROR and isinstance(event, JobExecutionEvent):
+                log.error("scheduled job raised", job=event.job_id, error=repr(event.exception))
+            elif event.code == EVENT_JOB_MISSED:
+                log.warning(
+                    "scheduled run missed",
+                    job=event.job_id,
+                    scheduled=str(event.scheduled_run_time),
+                )
+            elif event.code == EVENT_JOB_MAX_INSTANCES and isinstance(event, JobSubmissionEvent):
+                log.warning("run skipped: the previous one is still running", job=event.job_id)
+
+        self.scheduler.add_listener(
+            on_event, EVENT_JOB_ERROR | EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES
+        )
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self.signals += 1
+        name = signal.Signals(signum).name
+        if self.signals > 1:
+            log.warning("second signal: exiting now; leases cover the batch in hand", signal=name)
+            os._exit(128 + signum)
+        log.info("stopping: finishing the batch in hand", signal=name)
+        self.ctx.stop.set()
+        self.scheduler.shutdown(wait=False)
+
+    def run(self) -> int:
+        self._schedule()
+        self._listen()
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+        jobs = self.ctx.settings.jobs
+        log.info(
+            "daemon started",
+            owner=self.ctx.owner,
+            promote_every_s=jobs.entity_promote.interval_s,
+            purge_every_h=jobs.entity_purge_v06.interval_h,
+            llm_backend=self.ctx.settings.llm.backend,
+        )
+        self.scheduler.start()
+        self.active.wait_idle()
+        log.info("daemon stopped", owner=self.ctx.owner)
+        return 0
+
+
+def run_daemon(ctx: JobContext) -> int:
+    return Daemon(ctx).run()
