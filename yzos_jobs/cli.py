@@ -15,7 +15,6 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import ConfigError, Settings, load_settings
-from yzos_jobs.daemon import run_daemon
 from yzos_jobs.db import migrate
 from yzos_jobs.db.engine import (
     DatabaseUnavailable,
@@ -23,19 +22,23 @@ from yzos_jobs.db.engine import (
     create_db_engine,
     describe_url,
     make_session_factory,
+    transaction,
 )
 from yzos_jobs.entity.classifier import ClassifierError, ClassifyInput
-from yzos_jobs.entity.evaluation import evaluate, render_report
+from yzos_jobs.importers.records import ImportPathError
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.logging import configure_logging
+from yzos_jobs.logging import configure_logging, get_logger
 from yzos_jobs.maintain.jobs import JOBS
 from yzos_jobs.maintain.runner import run_job
+from yzos_jobs.observe.app_meta import default_app_dirs, scan_apps, upsert_app_metadata
 from yzos_jobs.progress import progress_bar, render_counts
 from yzos_jobs.runtime import build_classifier
 from yzos_jobs.status import collect_status, render_status
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+
+log = get_logger(__name__)
 
 
 @dataclass
@@ -194,6 +197,8 @@ def classify_cmd(
 @pass_app
 def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> None:
     """Score the configured classifier on a labelled JSONL set (precision/recall per kind)."""
+    from yzos_jobs.entity.evaluation import evaluate, render_report
+
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
     report = evaluate(classifier, dataset)
     click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_report(report))
@@ -231,10 +236,106 @@ def once_cmd(app: AppContext, job: str, as_json: bool) -> None:
         raise SystemExit(EXIT_FAILURE)
 
 
+IMPORT_COUNTS = (
+    "files",
+    "files_unchanged",
+    "records",
+    "sessions",
+    "candidates",
+    "apps",
+    "triaged",
+    "sessions_ended",
+    "promoted",
+    "skipped",
+    "errors",
+)
+
+
+def _run_import(app: AppContext, importer_cls: type, paths: list[Path], label: str) -> None:
+    ctx = _job_context(app)
+    files = [p for p in paths if p.is_file()]
+    with progress_bar(label) as bar:
+        if files and len(files) == len(paths):
+            bar.set_total(sum(p.stat().st_size for p in files))
+        importer = importer_cls(ctx, progress=bar.advance)
+        try:
+            stats = importer.import_paths(paths)
+        except ImportPathError as exc:
+            _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
+            return
+    for message in stats.error_messages[:20]:
+        click.echo(f"skipped {message}", err=True)
+    if stats.errors > 20:
+        click.echo(f"… and {stats.errors - 20} more skipped records", err=True)
+    counts = stats.counts()
+    click.echo(f"{label}: " + "  ".join(f"{k} {counts[k]}" for k in IMPORT_COUNTS))
+    log.info("import finished", importer=label, **counts)
+
+
+@cli.group("import")
+def import_group() -> None:
+    """Import observations: aider histories, JSONL records, Claude Code sessions."""
+
+
+@import_group.command("aider")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@pass_app
+def import_aider(app: AppContext, paths: tuple[Path, ...]) -> None:
+    """Import .aider.chat.history.md files (PATH: a file, or a directory to search)."""
+    from yzos_jobs.importers.aider import AiderImporter
+
+    _run_import(app, AiderImporter, list(paths), "aider")
+
+
+@import_group.command("jsonl")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@pass_app
+def import_jsonl(app: AppContext, paths: tuple[Path, ...]) -> None:
+    """Import generic JSONL records: candidate, app, triage, session_end."""
+    from yzos_jobs.importers.jsonl import JsonlImporter
+
+    _run_import(app, JsonlImporter, list(paths), "jsonl")
+
+
+@import_group.command("claude-code")
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+@pass_app
+def import_claude_code(app: AppContext, directory: Path | None) -> None:
+    """Import Claude Code session transcripts (default ~/.claude/projects)."""
+    from yzos_jobs.importers.claude_code import ClaudeCodeImporter, default_dir
+
+    _run_import(app, ClaudeCodeImporter, [directory or default_dir()], "claude-code")
+
+
+@cli.group("apps")
+def apps_group() -> None:
+    """App metadata (bundle id, name, category) the classifier shows the model."""
+
+
+@apps_group.command("scan")
+@click.argument("dirs", nargs=-1, type=click.Path(path_type=Path))
+@pass_app
+def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
+    """Read *.app bundles (Info.plist) and .desktop entries below DIRS into app_metadata.
+    Default: /Applications and ~/Applications on macOS, the XDG application directories
+    elsewhere."""
+    targets = list(dirs) or default_app_dirs()
+    missing = [d for d in dirs if not d.is_dir()]
+    if missing:
+        _fail(click.get_current_context(), f"{missing[0]}: no such directory", EXIT_FAILURE)
+    found = list(scan_apps(targets))
+    with transaction(app.session_factory) as s:
+        n = upsert_app_metadata(s, found)
+    click.echo(f"apps: {n} upserted from {', '.join(str(t) for t in targets)}")
+    log.info("apps scanned", upserted=n)
+
+
 @cli.command("run")
 @pass_app
 def run_cmd(app: AppContext) -> None:
     """Run the daemon: entity_promote every interval_s, entity_purge_v06 every interval_h."""
+    from yzos_jobs.daemon import run_daemon
+
     raise SystemExit(run_daemon(_job_context(app)))
 
 

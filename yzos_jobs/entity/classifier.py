@@ -17,10 +17,9 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from blake3 import blake3
-from openai import OpenAI
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from yzos_jobs.inference.client import build_client, chat
@@ -34,6 +33,9 @@ from yzos_jobs.inference.errors import (
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.scheduler import InferenceScheduler
 from yzos_jobs.inference.schema import ENTITY_KINDS, verdict_json_schema
+
+if TYPE_CHECKING:
+    from openai import OpenAI
 
 __all__ = [
     "AppMetadata",

@@ -188,40 +188,60 @@ def merge_or_create_task(
     _merge_or_create(session, _proposal(task), outcome, session_id, seen_at, (), stats)
 
 
-def apply_session_triage(
+@dataclass(frozen=True)
+class JudgedTriage:
+    """A session's triage with a verdict (or failure) for every proposal, ready to write."""
+
+    session_id: str
+    items: list[TriageProject | TriageTask | TriagePerson]
+    outcomes: list[ClassifyOutcome]
+    seen_at: datetime
+
+
+def judge_triage(
     ctx: JobContext, session_id: str, triage: SessionTriage, seen_at: datetime | None = None
-) -> TriageStats:
-    """Classify every proposal of one session in a batch, then merge or create what is real."""
-    seen_at = seen_at or utcnow()
+) -> JudgedTriage:
+    """Classify every proposal of one session in one batch (no database writes)."""
     items: list[TriageProject | TriageTask | TriagePerson] = [
         *triage.projects,
         *triage.tasks,
         *triage.persons,
     ]
-    if not items:
-        return TriageStats()
-    outcomes = ctx.classifier.classify_many([_input(_proposal(i), session_id) for i in items])
-    markers = ctx.settings.noise_filter.work_dir_segments
+    outcomes = (
+        ctx.classifier.classify_many([_input(_proposal(i), session_id) for i in items])
+        if items
+        else []
+    )
+    return JudgedTriage(session_id, items, outcomes, seen_at or utcnow())
 
-    def write(session: Session) -> TriageStats:
-        stats = TriageStats()
-        for item, outcome in zip(items, outcomes, strict=True):
-            if isinstance(item, TriageProject):
-                merge_or_create_project(session, item, outcome, session_id, seen_at, markers, stats)
-            elif isinstance(item, TriageTask):
-                merge_or_create_task(session, item, outcome, session_id, seen_at, stats)
-            else:
-                _merge_or_create(
-                    session, _proposal(item), outcome, session_id, seen_at, markers, stats
-                )
-        return stats
 
-    stats = run_in_transaction(ctx.sessions, write)
+def write_triage(session: Session, judged: JudgedTriage, markers: Sequence[str]) -> TriageStats:
+    """Merge or create what is real, in the caller's transaction."""
+    stats = TriageStats()
+    sid, at = judged.session_id, judged.seen_at
+    for item, outcome in zip(judged.items, judged.outcomes, strict=True):
+        if isinstance(item, TriageProject):
+            merge_or_create_project(session, item, outcome, sid, at, markers, stats)
+        elif isinstance(item, TriageTask):
+            merge_or_create_task(session, item, outcome, sid, at, stats)
+        else:
+            _merge_or_create(session, _proposal(item), outcome, sid, at, markers, stats)
     if stats.skipped:
         log.warning(
             "triage proposals skipped: classifier failed",
-            session_id=session_id,
+            session_id=sid,
             skipped=stats.skipped,
             first_error=stats.failures[0],
         )
     return stats
+
+
+def apply_session_triage(
+    ctx: JobContext, session_id: str, triage: SessionTriage, seen_at: datetime | None = None
+) -> TriageStats:
+    """Classify every proposal of one session in a batch, then merge or create what is real."""
+    judged = judge_triage(ctx, session_id, triage, seen_at)
+    if not judged.items:
+        return TriageStats()
+    markers = ctx.settings.noise_filter.work_dir_segments
+    return run_in_transaction(ctx.sessions, lambda s: write_triage(s, judged, markers))

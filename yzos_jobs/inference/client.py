@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import openai
-from openai import OpenAI
+from typing import TYPE_CHECKING, Any
 
 from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmTimeout
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.schema import response_format, verdict_gbnf
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+# `openai` is imported on first use: commands that never call an LLM start faster without it.
 
 # Local servers accept any key; the SDK insists on one.
 _PLACEHOLDER_KEY = "no-key"
 
 
 def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
+    from openai import OpenAI
+
     return OpenAI(
         base_url=profile.base_url,
         api_key=api_key or _PLACEHOLDER_KEY,
@@ -40,6 +44,8 @@ def constraint_params(constraint: str) -> dict[str, Any]:
 
 def chat(client: OpenAI, profile: InferenceProfile, messages: list[dict[str, str]]) -> ChatReply:
     """One chat completion; transport and HTTP failures become typed classifier errors."""
+    import openai
+
     try:
         completion = client.chat.completions.create(
             model=profile.model,

@@ -1,11 +1,14 @@
-"""Session end: close the activity session, then promote that session's candidates inline.
-
-If the classifier fails here nothing is forced: the candidates go back to the queue and the
-`entity_promote` job decides them later (with its own fallback)."""
+"""Activity sessions, and what happens when one ends: that session's candidates are promoted
+inline. If the classifier fails here nothing is forced: the candidates go back to the queue and
+the `entity_promote` job decides them later (with its own fallback)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+
+from sqlalchemy import case, func
+from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import upsert_insert
 from yzos_jobs.db.engine import transaction
@@ -16,28 +19,45 @@ from yzos_jobs.entity.updater import PromoteStats, promote_candidates
 from yzos_jobs.jobcontext import JobContext
 
 
-def end_activity_session(
-    ctx: JobContext, source_kind: str, session_id: str, ended_at: datetime | None
+def upsert_activity_session(
+    session: Session,
+    source_kind: str,
+    external_id: str,
+    *,
+    project_path: str | None = None,
+    started_at: datetime | None = None,
+    ended_at: datetime | None = None,
 ) -> None:
-    now = utcnow()
-    with transaction(ctx.sessions) as s:
-        stmt = upsert_insert(s, ActivitySession).values(
-            source_kind=source_kind,
-            external_id=session_id,
-            started_at=ended_at or now,
-            ended_at=ended_at or now,
-            status="ended",
+    """Record a session, or what is newly known about it (its project, its end)."""
+    stmt = upsert_insert(session, ActivitySession).values(
+        source_kind=source_kind,
+        external_id=external_id,
+        project_path=project_path,
+        started_at=started_at or ended_at,
+        ended_at=ended_at,
+        status="ended" if ended_at else "open",
+    )
+    session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["source_kind", "external_id"],
+            set_={
+                "project_path": func.coalesce(
+                    stmt.excluded.project_path, ActivitySession.project_path
+                ),
+                "started_at": func.coalesce(ActivitySession.started_at, stmt.excluded.started_at),
+                "ended_at": func.coalesce(stmt.excluded.ended_at, ActivitySession.ended_at),
+                "status": case(
+                    (stmt.excluded.ended_at.is_not(None), "ended"), else_=ActivitySession.status
+                ),
+            },
         )
-        s.execute(
-            stmt.on_conflict_do_update(
-                index_elements=["source_kind", "external_id"],
-                set_={"ended_at": stmt.excluded.ended_at, "status": "ended"},
-            )
-        )
+    )
 
 
-def apply_entities(ctx: JobContext, session_id: str) -> PromoteStats:
-    """Inline promote of one session's pending candidates; a failure leaves them pending."""
+def apply_entities(ctx: JobContext, session_id: str | Sequence[str]) -> PromoteStats:
+    """Inline promote of the pending candidates of one session (or of several that ended
+    together); a failure leaves them pending."""
+    ids = [session_id] if isinstance(session_id, str) else list(session_id)
     cfg = ctx.settings.jobs.entity_promote
     total = PromoteStats()
     cursor = 0
@@ -50,17 +70,17 @@ def apply_entities(ctx: JobContext, session_id: str) -> PromoteStats:
                 lease_s=cfg.lease_s,
                 now=utcnow(),
                 after_id=cursor,
-                where=EntityCandidate.source_id == session_id,
+                where=EntityCandidate.source_id.in_(ids),
             )
         if not batch:
             return total
         cursor = batch[-1].id
-        stats = promote_candidates(ctx, batch, on_failure="release", lease_s=cfg.lease_s)
-        total.add(stats)
+        total.add(promote_candidates(ctx, batch, on_failure="release", lease_s=cfg.lease_s))
 
 
 def process_session_end(
     ctx: JobContext, source_kind: str, session_id: str, ended_at: datetime | None = None
 ) -> PromoteStats:
-    end_activity_session(ctx, source_kind, session_id, ended_at)
+    with transaction(ctx.sessions) as s:
+        upsert_activity_session(s, source_kind, session_id, ended_at=ended_at or utcnow())
     return apply_entities(ctx, session_id)

@@ -1,0 +1,172 @@
+"""Benchmark: importing an aider history.
+
+1. First import of a ~50 MB `.aider.chat.history.md` (MB/s; sessions are promoted inline, dry_run).
+2. Second import of the unchanged file: its time as a share of the first (target <= 5%).
+3. Peak RSS of the import process for files of 1/4, 1/2 and all of the size: streaming keeps it
+   flat as the file grows.
+
+Each import runs as `yzos-jobs import aider` in its own process, on a fresh SQLite database
+(default) or on PostgreSQL with --postgres.
+
+    .venv/bin/python bench/ingest.py [--mb 50] [--postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _support
+import psutil
+
+from tests.support import databases
+from tests.support.cli import cli_env
+
+WORDS = [
+    "refactor",
+    "classifier",
+    "prompt",
+    "lease",
+    "renewal",
+    "importer",
+    "session",
+    "daemon",
+    "purge",
+    "verdict",
+    "cache",
+    "migration",
+    "index",
+    "query",
+    "webhook",
+    "retry",
+    "backoff",
+    "invoice",
+    "customer",
+    "dashboard",
+    "chart",
+    "login",
+    "token",
+]
+
+
+def session_text(i: int, rng: random.Random) -> str:
+    day = 1 + i % 28
+    repo = f"repo-{i % 97}"
+    clock = f"{i % 24:02d}:{i % 60:02d}:{i % 60:02d}"
+    lines = [
+        f"# aider chat started at 2026-{1 + i % 12:02d}-{day:02d} {clock}",
+        "",
+        "> aider --model sonnet",
+        "> Aider v0.82.1",
+        f"> Git repo: /Users/me/Code/{repo}/.git with {100 + i % 400} files",
+        f"> Added src/{rng.choice(WORDS)}.py to the chat.",
+        "",
+    ]
+    for turn in range(rng.randint(2, 5)):
+        request = " ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 10)))
+        lines += [f"#### {request}", ""]
+        for _ in range(rng.randint(8, 30)):
+            lines.append(" ".join(rng.choice(WORDS) for _ in range(rng.randint(6, 16))))
+        lines.append("")
+        if turn % 2 == 0:
+            subject = " ".join(rng.choice(WORDS) for _ in range(rng.randint(3, 7))).capitalize()
+            lines += [f"> Commit {rng.getrandbits(28):07x} {subject}", ""]
+    return "\n".join(lines) + "\n"
+
+
+def write_history(path: Path, megabytes: float, seed: int = 7) -> int:
+    rng = random.Random(seed)
+    target = int(megabytes * 2**20)
+    sessions = 0
+    with path.open("w") as fh:
+        while fh.tell() < target:
+            fh.write(session_text(sessions, rng))
+            sessions += 1
+    return sessions
+
+
+def run_import(history: Path, db_url: str, config: Path) -> tuple[float, float, str]:
+    env = cli_env(db_url, YZOS_CONFIG=str(config))
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yzos_jobs", "import", "aider", str(history)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=_support.REPO,
+    )
+    watched = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            peak = max(peak, watched.memory_info().rss)
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.05)
+    out = proc.communicate()[0]
+    if proc.returncode != 0:
+        raise SystemExit(f"import failed: {out}")
+    return time.perf_counter() - started, peak / 2**20, out.strip()
+
+
+def fresh_db(workdir: Path, name: str, postgres: bool) -> tuple[str, str | None]:
+    if postgres:
+        db = databases.create_pg_database()
+        return databases.pg_url(db), db
+    return f"sqlite:///{workdir / (name + '.db')}", None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=float, default=50.0)
+    parser.add_argument("--postgres", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        config = work / "config.toml"
+        config.write_text("[importers]\nsession_idle_s = 0\n[logging]\nlevel = 'warning'\n")
+        history = work / ".aider.chat.history.md"
+        sessions = write_history(history, args.mb)
+        size_mb = history.stat().st_size / 2**20
+        backend = "PostgreSQL" if args.postgres else "SQLite"
+        print(f"aider history: {size_mb:.1f} MB, {sessions} sessions, {backend}, dry_run")
+        url, pg = fresh_db(work, "main", args.postgres)
+        try:
+            first_s, first_rss, first_out = run_import(history, url, config)
+            print(
+                f"  first import     {first_s:7.2f} s  {size_mb / first_s:6.2f} MB/s  "
+                f"peak RSS {first_rss:.0f} MB"
+            )
+            print(f"    {first_out}")
+            second_s, _, second_out = run_import(history, url, config)
+            print(
+                f"  second import    {second_s:7.2f} s  ({second_s / first_s:.1%} of the first; "
+                "target <= 5%)"
+            )
+            print(f"    {second_out}")
+        finally:
+            if pg:
+                databases.drop_pg_database(pg)
+        print("  peak RSS as the file grows (streaming):")
+        for fraction in (0.25, 0.5, 1.0):
+            part = work / f"part-{fraction}" / ".aider.chat.history.md"
+            part.parent.mkdir()
+            write_history(part, args.mb * fraction)
+            url, pg = fresh_db(work, f"part{fraction}", args.postgres)
+            try:
+                seconds, rss, _ = run_import(part, url, config)
+            finally:
+                if pg:
+                    databases.drop_pg_database(pg)
+            mb = part.stat().st_size / 2**20
+            print(f"    {mb:6.1f} MB  peak RSS {rss:6.0f} MB  ({seconds:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

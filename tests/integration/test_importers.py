@@ -1,0 +1,152 @@
+"""Importers on fixtures in the real formats: what they produce; a second run adds nothing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from sqlalchemy import select
+
+from tests.support.jobs import candidates, entities, make_ctx
+from tests.support.tables import row_counts
+from yzos_jobs.db.models import ActivitySession, AppMetadataRow
+from yzos_jobs.importers.aider import AiderImporter
+from yzos_jobs.importers.claude_code import ClaudeCodeImporter
+from yzos_jobs.importers.jsonl import JsonlImporter
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name
+    if (FIXTURES / name).is_dir():
+        shutil.copytree(FIXTURES / name, target)
+    else:
+        shutil.copy(FIXTURES / name, target)
+    return target
+
+
+def test_aider_history_sessions_candidates_and_no_rows_on_reimport(
+    db_url: str, tmp_path: Path
+) -> None:
+    root = _copy(tmp_path, "aider")
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    stats = AiderImporter(ctx).import_paths([root])
+    assert (stats.sessions, stats.sessions_ended, stats.errors) == (3, 3, 0)
+    raw = [(c.raw_text, c.suggested_kind) for c in candidates(ctx)]
+    assert ("yzos-core", "project") in raw and ("billing-service", "project") in raw
+    assert ("Refactor classifier prompt into rules", "task") in raw
+    assert ("Fix N+1 query in invoices list", "task") in raw
+    # the CRLF session with invalid UTF-8 bytes is read too
+    assert ("Add retry with backoff to webhook sender", "task") in raw
+    # `/ask X` is logged twice by aider: one request
+    assert sum(r == "how does the verdict cache key work?" for r, _ in raw) == 1
+    # blank `####` lines and single tokens ("yes") are not requests
+    assert not any(r in ("yes", "") for r, _ in raw)
+    with ctx.sessions() as s:
+        paths = sorted(p for p in s.scalars(select(ActivitySession.project_path)) if p)
+    assert paths == ["/Users/me/Code/billing-service", str(root / "yzos-core")]
+    # dry_run promoted them inline at session end
+    assert {c.status for c in candidates(ctx)} == {"promoted"}
+    before = row_counts(ctx.sessions)
+    again = AiderImporter(ctx).import_paths([root])
+    assert again.files_unchanged == 1 and again.sessions == 0
+    assert row_counts(ctx.sessions) == before
+
+
+def test_aider_open_session_waits_until_closed(db_url: str, tmp_path: Path) -> None:
+    history = _copy(tmp_path, "aider") / "yzos-core" / ".aider.chat.history.md"
+    ctx = make_ctx(db_url, importers={"session_idle_s": 3600})
+    first = AiderImporter(ctx).import_paths([history])
+    assert first.sessions == 2  # the last session may still be going on
+    with history.open("ab") as fh:
+        fh.write(b"# aider chat started at 2026-11-04 10:00:00\n\n#### bump version\n")
+    second = AiderImporter(ctx).import_paths([history])
+    assert second.sessions == 1  # the third closed by the new header; the new one still open
+    assert (
+        sum(c.raw_text == "Add retry with backoff to webhook sender" for c in candidates(ctx)) == 1
+    )
+
+
+def test_claude_code_project_from_cwd_and_uuid_dedup(db_url: str, tmp_path: Path) -> None:
+    root = _copy(tmp_path, "claude-code")
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    stats = ClaudeCodeImporter(ctx).import_paths([root])
+    assert stats.errors == 1 and "sess-A.jsonl:7" in stats.error_messages[0]
+    raw = [c.raw_text for c in candidates(ctx)]
+    assert raw.count("add graceful SIGTERM handling to the daemon") == 1  # u1 in both files
+    assert raw.count("write a test that kills the daemon with SIGKILL") == 1
+    assert "document the systemd unit in the README" in raw
+    assert "/clear" not in raw and "ok" not in raw  # commands and tool results are not requests
+    projects = {c.raw_text for c in candidates(ctx) if c.suggested_kind == "project"}
+    assert projects == {"yzos-jobs"}  # from cwd, not "-Users-me-Code-yzos-jobs"
+    with ctx.sessions() as s:
+        sessions = {
+            a.external_id: (a.project_path, a.status) for a in s.scalars(select(ActivitySession))
+        }
+    assert sessions == {
+        "sess-A": ("/Users/me/Code/yzos-jobs", "ended"),
+        "sess-B": ("/Users/me/Code/yzos-jobs", "ended"),
+    }
+    assert {e.display_name for e in entities(ctx)} >= {"yzos-jobs"}
+    before = row_counts(ctx.sessions)
+    ClaudeCodeImporter(ctx).import_paths([root])
+    assert row_counts(ctx.sessions) == before
+
+
+def test_jsonl_every_type_bad_records_reported_and_rest_imported(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = _copy(tmp_path, "observations.jsonl")
+    ctx = make_ctx(db_url, importers={"max_field_chars": 200})
+    stats = JsonlImporter(ctx).import_paths([path])
+    assert stats.errors == 3
+    errors = "\n".join(stats.error_messages)
+    assert f"{path}:7: not JSON" in errors
+    assert f"{path}:8: candidate needs raw_text" in errors
+    assert f"{path}:11: record_id and session_id are required" in errors
+    by_text = {c.raw_text: c for c in candidates(ctx)}
+    assert "Alice Chen" in by_text  # the NUL byte is gone
+    assert len(by_text["Project Phoenix"].surrounding_text) == 200  # cut to max_field_chars
+    # session_end promoted that session's candidates; the other session's wait for entity_promote
+    assert (
+        by_text["YZOS Core"].status == "promoted" and by_text["Project Phoenix"].status == "pending"
+    )
+    names = {(e.kind, e.display_name) for e in entities(ctx)}
+    assert {
+        ("project", "yzos-jobs"),
+        ("task", "Write the ingest benchmark"),
+        ("person", "陈晓明"),
+    } <= names
+    with ctx.sessions() as s:
+        app = s.get(AppMetadataRow, "com.tdesktop.Telegram")
+    assert app.category == "public.app-category.social-networking"
+    before = row_counts(ctx.sessions)
+    again = JsonlImporter(ctx).import_paths([path])
+    assert again.files_unchanged == 1
+    assert row_counts(ctx.sessions) == before
+
+
+def test_jsonl_appended_file_is_read_on_from_where_it_stopped(db_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "feed.jsonl"
+    line = (
+        '{{"record_id": "r{i}", "session_id": "s", "type": "candidate", "raw_text": "Item {i}", '
+        '"suggested_kind": "task"}}\n'
+    )
+    path.write_text("".join(line.format(i=i) for i in range(3)) + '{"record_id": "partial"')
+    ctx = make_ctx(db_url)
+    first = JsonlImporter(ctx).import_paths([path])
+    assert first.records == 3  # the unfinished last line waits
+    with path.open("a") as fh:
+        fh.write(', "session_id": "s", "type": "candidate", "raw_text": "Item P", ')
+        fh.write('"suggested_kind": "task"}\n')
+        fh.write(line.format(i=3))
+    second = JsonlImporter(ctx).import_paths([path])
+    assert second.records == 2 and second.skipped == 0
+    assert sorted(c.raw_text for c in candidates(ctx)) == [
+        "Item 0",
+        "Item 1",
+        "Item 2",
+        "Item 3",
+        "Item P",
+    ]

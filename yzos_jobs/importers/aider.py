@@ -1,0 +1,275 @@
+"""The aider importer: `.aider.chat.history.md` files.
+
+A session starts at each `# aider chat started at YYYY-MM-DD HH:MM:SS` line. `#### ` lines are
+the user's messages (consecutive lines form one message), `> ` lines are aider's own output (the
+command line, `Git repo: …`, `Added X to the chat.`, `Commit <sha> <subject>`), everything else is
+the assistant's text. A session is imported once it is closed, i.e. a later header exists or the
+file has been idle for `importers.session_idle_s`: one transaction writes its activity session,
+its candidates (the project from the repository, tasks from commit subjects and requests) and its
+importer_seen row (the per-segment lock); then the session end promotes them inline.
+
+The file is streamed: one session's facts are held at a time, never the file, and the next run
+starts at the first session that was still open.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.queue import insert_candidates
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.entity import noise_filter
+from yzos_jobs.importers import state
+from yzos_jobs.importers.jsonl import expand_paths
+from yzos_jobs.importers.records import ImportStats, clean_text
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
+
+IMPORTER = "aider"
+SOURCE_KIND = "ai_tool"
+HISTORY_FILE = ".aider.chat.history.md"
+HEADER = re.compile(rb"^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
+COMMIT = re.compile(r"^Commit ([0-9a-f]{6,40}) (.+)$")
+GIT_REPO = re.compile(r"^Git repo: (.+?)(?: with [\d,]+ files)?$")
+ADDED = re.compile(r"^Added (.+) to the chat\.?$")
+MODE_COMMANDS = ("/ask ", "/code ", "/architect ", "/context ")
+REQUEST_CHARS = 300
+SESSIONS_PER_BATCH = 100
+
+
+@dataclass
+class AiderSession:
+    """What one session says, gathered line by line."""
+
+    path: Path
+    offset: int
+    started_at: datetime
+    command: str | None = None
+    repo: str | None = None
+    files: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    commits: list[tuple[str, str]] = field(default_factory=list)
+    _message: list[str] = field(default_factory=list)
+
+    @property
+    def external_id(self) -> str:
+        return f"{self.path}@{self.offset}:{self.started_at:%Y%m%dT%H%M%S}"
+
+    def user_line(self, text: str) -> None:
+        self._message.append(text)
+
+    def other_line(self, text: str) -> None:
+        self.end_message()
+        if text.startswith("> "):
+            self.tool_line(text[2:].strip())
+
+    def tool_line(self, text: str) -> None:
+        if self.command is None and (text.startswith("aider") or "/aider " in text):
+            self.command = text
+        elif m := GIT_REPO.match(text):
+            self.repo = m.group(1).strip()
+        elif m := ADDED.match(text):
+            self.files.append(m.group(1).strip())
+        elif m := COMMIT.match(text):
+            self.commits.append((m.group(1), m.group(2).strip()))
+
+    def end_message(self) -> None:
+        if not self._message:
+            return
+        message = "\n".join(self._message).strip()
+        self._message = []
+        if not message:
+            return  # `#### ` with nothing after it
+        for prefix in MODE_COMMANDS:
+            if message.startswith(prefix):
+                message = message[len(prefix) :].strip()
+        # aider logs `/ask X` and then X again: one request.
+        if self.requests and self.requests[-1] == message:
+            return
+        self.requests.append(message)
+
+    def repo_dir(self) -> str | None:
+        if not self.repo or self.repo.lower() == "none":
+            return None
+        repo = PurePosixPath(self.repo)
+        if repo.name == ".git":
+            repo = repo.parent
+        base = PurePosixPath(self.path.parent)
+        full = repo if repo.is_absolute() else base / repo
+        parts: list[str] = []
+        for part in full.parts:  # resolve "..", without touching the file system
+            if part == ".." and len(parts) > 1:
+                parts.pop()
+            elif part not in (".", ""):
+                parts.append(part)
+        return str(PurePosixPath(*parts)) if parts else None
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    return line if len(line) <= REQUEST_CHARS else line[: REQUEST_CHARS - 1] + "…"
+
+
+def session_candidates(session: AiderSession, limit: int) -> list[dict[str, Any]]:
+    """The project from the repository, tasks from commit subjects and from requests."""
+    out: list[dict[str, Any]] = []
+    first_request = _first_line(session.requests[0]) if session.requests else ""
+
+    def add(raw: str, kind: str, context: str) -> None:
+        raw_text = clean_text(raw, limit)
+        if raw_text is None or noise_filter.is_noise(raw_text):
+            return
+        out.append(
+            {
+                "raw_text": raw_text,
+                "suggested_kind": kind,
+                "source_kind": SOURCE_KIND,
+                "source_id": session.external_id,
+                "surrounding_text": clean_text(context, limit),
+                "created_at": session.started_at,
+            }
+        )
+
+    repo_dir = session.repo_dir()
+    if repo_dir:
+        context = f"aider session in {repo_dir}" + (f": {first_request}" if first_request else "")
+        add(PurePosixPath(repo_dir).name, "project", context)
+    for sha, subject in session.commits:
+        add(subject, "task", f"aider commit {sha}: {subject}")
+    for request in session.requests:
+        line = _first_line(request)
+        if line.startswith("/") or len(line.split()) < 2:
+            continue  # a command, or a single token: structure, not a request
+        add(line, "task", request)
+    return out
+
+
+def read_sessions(
+    path: Path, start: int, on_bytes: Callable[[int], None] | None = None
+) -> Iterator[tuple[AiderSession, int]]:
+    """Sessions from byte offset `start`, each with the offset where the next one begins (the
+    file size for the last one). Lines are decoded leniently: CRLF and invalid UTF-8 are fine."""
+    current: AiderSession | None = None
+    offset = start
+    with path.open("rb") as fh:
+        fh.seek(start)
+        for raw in fh:
+            line_start = offset
+            offset += len(raw)
+            if on_bytes is not None and offset - line_start:
+                on_bytes(len(raw))
+            header = HEADER.match(raw)
+            if header:
+                if current is not None:
+                    current.end_message()
+                    yield current, line_start
+                started = datetime.strptime(header.group(1).decode(), "%Y-%m-%d %H:%M:%S")
+                current = AiderSession(path, line_start, started.replace(tzinfo=UTC))
+                continue
+            if current is None:
+                continue  # text before the first header belongs to no session
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if text.startswith("#### ") or text == "####":
+                current.user_line(text[5:])
+            else:
+                current.other_line(text)
+    if current is not None:
+        current.end_message()
+        yield current, offset
+
+
+class AiderImporter:
+    def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
+        self.ctx = ctx
+        self.limit = ctx.settings.importers.max_field_chars
+        self.idle_s = ctx.settings.importers.session_idle_s
+        self.progress = progress
+        self.stats = ImportStats()
+
+    def import_paths(self, paths: list[Path]) -> ImportStats:
+        for path in expand_paths(paths, HISTORY_FILE):
+            self.import_file(path)
+        return self.stats
+
+    def import_file(self, path: Path) -> None:
+        self.stats.files += 1
+        mark = state.current_mark(path)
+        with self.ctx.sessions() as s:
+            previous = state.load_mark(s, IMPORTER, path)
+        idle = time.time() - mark.mtime_ns / 1e9 >= self.idle_s
+        unchanged = previous is not None and (
+            previous.size,
+            previous.mtime_ns,
+            previous.head_hash,
+        ) == (mark.size, mark.mtime_ns, mark.head_hash)
+        if unchanged and (previous.offset >= mark.size or not idle):
+            self.stats.files_unchanged += 1
+            return  # nothing new, and no open session has gone idle
+        start = state.resume_offset(path, previous, mark)
+        closed: list[AiderSession] = []
+        resume_at = mark.size
+        for session, next_offset in read_sessions(path, start, self._bytes):
+            if next_offset >= mark.size and not idle:
+                resume_at = session.offset  # still open: read again from here next time
+                break
+            closed.append(session)
+            if len(closed) >= SESSIONS_PER_BATCH:
+                self._import_sessions(path, mark, closed, next_offset)
+                closed = []
+        self._import_sessions(path, mark, closed, resume_at)
+
+    def _bytes(self, n: int) -> None:
+        self.stats.bytes_read += n
+        if self.progress:
+            self.progress(n)
+
+    def _import_sessions(
+        self, path: Path, mark: state.FileMark, sessions: list[AiderSession], next_offset: int
+    ) -> None:
+        """Closed sessions in one transaction with their importer_seen rows (one per session
+        segment) and the file mark; then their session end promotes the candidates inline."""
+        planned = [(s, session_candidates(s, self.limit)) for s in sessions]
+
+        def write(db: Any) -> list[tuple[AiderSession, list[dict[str, Any]]]]:
+            fresh = state.claim_records(
+                db, IMPORTER, [(s.external_id, "segment") for s in sessions]
+            )
+            new = [(s, rows) for s, rows in planned if (s.external_id, "segment") in fresh]
+            now = utcnow()
+            for session, _ in new:
+                repo_dir = session.repo_dir()
+                upsert_activity_session(
+                    db,
+                    IMPORTER,
+                    session.external_id,
+                    project_path=noise_filter.normalize_project_path(repo_dir)
+                    if repo_dir
+                    else None,
+                    started_at=session.started_at,
+                    ended_at=now,
+                )
+            insert_candidates(db, [row for _, rows in new for row in rows], now)
+            state.save_mark(
+                db,
+                IMPORTER,
+                path,
+                state.FileMark(mark.size, mark.mtime_ns, next_offset, mark.head_hash),
+            )
+            return new
+
+        new = run_in_transaction(self.ctx.sessions, write)
+        self.stats.records += len(sessions)
+        self.stats.skipped += len(sessions) - len(new)
+        self.stats.sessions += len(new)
+        self.stats.sessions_ended += len(new)
+        self.stats.candidates += sum(len(rows) for _, rows in new)
+        ended = [s.external_id for s, rows in new if rows]
+        if ended:
+            self.stats.promoted += apply_entities(self.ctx, ended).promoted

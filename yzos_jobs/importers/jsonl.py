@@ -1,0 +1,305 @@
+"""The generic JSONL importer: how any observer feeds the system.
+
+One JSON object per line; `record_id` and `session_id` are required; `type` is one of
+`candidate`, `app`, `triage`, `session_end`. A record is processed once (importer_seen, per
+record id, in the same transaction as what it produced); a malformed line is reported with its
+file and line and skipped; a file is read on from where the previous run stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.queue import insert_candidates
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.entity.engine import (
+    SessionTriage,
+    TriagePerson,
+    TriageProject,
+    TriageTask,
+    judge_triage,
+    write_triage,
+)
+from yzos_jobs.importers import state
+from yzos_jobs.importers.records import ImportPathError, ImportRecordError, ImportStats, clean_text
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.observe.app_meta import AppRecord, upsert_app_metadata
+from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
+
+IMPORTER = "jsonl"
+KINDS = ("person", "project", "task")
+BATCH = 500
+
+
+@dataclass(frozen=True)
+class Record:
+    where: str  # file:line
+    type: str
+    session_id: str
+    record_id: str
+    data: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.session_id, self.record_id)
+
+
+def _parse_time(value: Any, where: str) -> datetime | None:
+    if value in (None, ""):
+        return None
+    try:
+        if isinstance(value, int | float):
+            return datetime.fromtimestamp(value, UTC)
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except (ValueError, OverflowError, OSError):
+        raise ImportRecordError(where, f"not a timestamp: {value!r}") from None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def parse_line(raw: bytes, where: str, limit: int) -> Record | None:
+    text = raw.decode("utf-8", errors="replace").strip()
+    if not text:
+        return None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ImportRecordError(where, f"not JSON ({exc.msg})") from None
+    if not isinstance(obj, dict):
+        raise ImportRecordError(where, "not a JSON object")
+    rid, sid = clean_text(obj.get("record_id"), 256), clean_text(obj.get("session_id"), 256)
+    if not rid or not sid:
+        raise ImportRecordError(where, "record_id and session_id are required")
+    kind = obj.get("type")
+    if kind not in ("candidate", "app", "triage", "session_end"):
+        raise ImportRecordError(where, f"unknown type {kind!r}")
+    return Record(where, kind, sid, rid, obj)
+
+
+def _candidate_row(rec: Record, limit: int) -> dict[str, Any]:
+    d = rec.data
+    raw = clean_text(d.get("raw_text"), limit)
+    if not raw:
+        raise ImportRecordError(rec.where, "candidate needs raw_text")
+    kind = d.get("suggested_kind")
+    if kind is not None and kind not in KINDS:
+        raise ImportRecordError(rec.where, f"suggested_kind must be one of {', '.join(KINDS)}")
+    return {
+        "raw_text": raw,
+        "suggested_kind": kind,
+        "source_kind": clean_text(d.get("source_kind"), 32) or IMPORTER,
+        "source_id": rec.session_id,
+        "app_bundle_id": clean_text(d.get("app_bundle_id"), 256),
+        "surrounding_text": clean_text(d.get("surrounding_text"), limit),
+        "created_at": _parse_time(d.get("observed_at"), rec.where) or utcnow(),
+    }
+
+
+def _app_record(rec: Record) -> AppRecord:
+    bundle = clean_text(rec.data.get("bundle_id"), 256)
+    if not bundle:
+        raise ImportRecordError(rec.where, "app needs bundle_id")
+    return AppRecord(
+        bundle,
+        clean_text(rec.data.get("bundle_name"), 256),
+        clean_text(rec.data.get("category"), 256),
+        IMPORTER,
+    )
+
+
+def _items(rec: Record, key: str, field_names: tuple[str, ...]) -> list[dict[str, str | None]]:
+    value = rec.data.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ImportRecordError(rec.where, f"triage {key} must be a list of objects")
+    return [{f: clean_text(v.get(f), 2000) for f in field_names} for v in value]
+
+
+def _triage(rec: Record) -> SessionTriage:
+    projects = [
+        TriageProject(p["name"], p["path"], p["summary"])
+        for p in _items(rec, "projects", ("name", "path", "summary"))
+        if p["name"]
+    ]
+    tasks = [
+        TriageTask(t["title"], t["project"], t["summary"])
+        for t in _items(rec, "tasks", ("title", "project", "summary"))
+        if t["title"]
+    ]
+    persons = [TriagePerson(p["name"]) for p in _items(rec, "persons", ("name",)) if p["name"]]
+    return SessionTriage(projects, tasks, persons)
+
+
+def read_lines(path: Path, start: int) -> Iterator[tuple[int, int, bytes]]:
+    """(line number, offset after the line, bytes) of each complete line from `start`; a last
+    line without its newline is left for the next run (the observer may still be writing it)."""
+    line_no = 0
+    with path.open("rb") as fh:
+        if start:
+            # Count lines before the resume point for error messages that name the right line.
+            remaining = start
+            while remaining > 0:
+                chunk = fh.read(min(remaining, 1 << 20))
+                if not chunk:
+                    break
+                line_no += chunk.count(b"\n")
+                remaining -= len(chunk)
+        offset = start
+        for raw in fh:
+            if not raw.endswith(b"\n"):
+                return
+            line_no += 1
+            offset += len(raw)
+            yield line_no, offset, raw
+
+
+class JsonlImporter:
+    def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
+        self.ctx = ctx
+        self.limit = ctx.settings.importers.max_field_chars
+        self.markers = ctx.settings.noise_filter.work_dir_segments
+        self.progress = progress
+        self.stats = ImportStats()
+
+    def import_paths(self, paths: list[Path]) -> ImportStats:
+        files = expand_paths(paths, "*.jsonl")
+        for path in files:
+            self.import_file(path)
+        return self.stats
+
+    def import_file(self, path: Path) -> None:
+        self.stats.files += 1
+        now_mark = state.current_mark(path)
+        with self.ctx.sessions() as s:
+            previous = state.load_mark(s, IMPORTER, path)
+        if previous == state.FileMark(
+            now_mark.size, now_mark.mtime_ns, now_mark.size, now_mark.head_hash
+        ):
+            self.stats.files_unchanged += 1
+            return
+        start = state.resume_offset(path, previous, now_mark)
+        batch: list[Record] = []
+        batch_end = start
+        for line_no, end, raw in read_lines(path, start):
+            try:
+                rec = parse_line(raw, f"{path}:{line_no}", self.limit)
+            except ImportRecordError as err:
+                self.stats.error(err)
+                rec = None
+            if rec is not None:
+                batch.append(rec)
+            batch_end = end
+            if len(batch) >= BATCH or (rec is not None and rec.type in ("triage", "session_end")):
+                self._flush(path, batch, batch_end, now_mark)
+                batch = []
+        self._flush(path, batch, batch_end, now_mark)
+
+    def _flush(self, path: Path, batch: list[Record], end: int, mark: state.FileMark) -> None:
+        """Process a run of records and move the file mark past them, in one transaction."""
+        triage_recs = [r for r in batch if r.type == "triage" and self._triage_ok(r)]
+        if triage_recs:
+            with self.ctx.sessions() as s:
+                done = state.seen(s, IMPORTER, [r.key for r in triage_recs])
+            # The LLM is asked before the write transaction, and only about unseen records.
+            triage_recs = [r for r in triage_recs if r.key not in done]
+        triage = {r.key: judge_triage(self.ctx, r.session_id, _triage(r)) for r in triage_recs}
+        ended: list[str] = []
+
+        def write(session: Session) -> int:
+            fresh = state.claim_records(session, IMPORTER, [r.key for r in batch])
+            candidates: list[dict[str, Any]] = []
+            apps: list[AppRecord] = []
+            for rec in batch:
+                if rec.key not in fresh:
+                    self.stats.skipped += 1
+                    continue
+                try:
+                    self._apply(session, rec, candidates, apps, triage, ended)
+                except ImportRecordError as err:
+                    self.stats.error(err)
+            opened = {(c["source_kind"], c["source_id"]): c["created_at"] for c in candidates}
+            for (source_kind, session_id), started in sorted(opened.items()):
+                upsert_activity_session(session, source_kind, session_id, started_at=started)
+            self.stats.sessions += len(opened)
+            insert_candidates(session, candidates, utcnow())
+            self.stats.candidates += len(candidates)
+            self.stats.apps += upsert_app_metadata(session, apps)
+            state.save_mark(
+                session,
+                IMPORTER,
+                path,
+                state.FileMark(mark.size, mark.mtime_ns, end, mark.head_hash),
+            )
+            return len(fresh)
+
+        counts_before = self.stats.counts()
+        try:
+            processed = run_in_transaction(self.ctx.sessions, write)
+        except Exception:
+            # Counts of a rolled-back transaction are not real.
+            for k, v in counts_before.items():
+                setattr(self.stats, k, v)
+            raise
+        self.stats.records += processed
+        for session_id in ended:
+            self.stats.promoted += apply_entities(self.ctx, session_id).promoted
+        if self.progress:
+            self.progress(end)
+
+    def _triage_ok(self, rec: Record) -> bool:
+        try:
+            _triage(rec)
+            return True
+        except ImportRecordError:
+            return False
+
+    def _apply(
+        self,
+        session: Session,
+        rec: Record,
+        candidates: list[dict[str, Any]],
+        apps: list[AppRecord],
+        triage: dict[tuple[str, str], Any],
+        ended: list[str],
+    ) -> None:
+        if rec.type == "candidate":
+            candidates.append(_candidate_row(rec, self.limit))
+        elif rec.type == "app":
+            apps.append(_app_record(rec))
+        elif rec.type == "triage":
+            judged = triage.get(rec.key)
+            if judged is None:
+                _triage(rec)  # raises the record's error
+                return
+            write_triage(session, judged, self.markers)
+            self.stats.triaged += 1
+        else:
+            at = _parse_time(rec.data.get("ended_at") or rec.data.get("observed_at"), rec.where)
+            upsert_activity_session(
+                session,
+                clean_text(rec.data.get("source_kind"), 32) or IMPORTER,
+                rec.session_id,
+                ended_at=at or utcnow(),
+            )
+            self.stats.sessions_ended += 1
+            ended.append(rec.session_id)
+
+
+def expand_paths(paths: list[Path], pattern: str) -> list[Path]:
+    """Files named directly, and files matching `pattern` below directories; a missing path is an
+    error for the whole command."""
+    files: list[Path] = []
+    for p in paths:
+        if p.is_file():
+            files.append(p.resolve())
+        elif p.is_dir():
+            files.extend(sorted(f.resolve() for f in p.rglob(pattern) if f.is_file()))
+        else:
+            raise ImportPathError(f"{p}: no such file or directory")
+    return files
