@@ -14,7 +14,9 @@ install: $(BIN)/.installed
 
 # The main job on the embedded defaults: SQLite file ./yzos.db, LLM backend dry_run.
 quickstart: install
-	$(BIN)/yzos-jobs db upgrade
+	$(BIN)/yzos-jobs import jsonl examples/observations.jsonl
+	$(BIN)/yzos-jobs once entity_promote
+	$(BIN)/yzos-jobs status
 
 # The whole suite, on SQLite and on PostgreSQL (started here if it is installed but down).
 test: install
