@@ -150,3 +150,16 @@ def test_jsonl_appended_file_is_read_on_from_where_it_stopped(db_url: str, tmp_p
         "Item 3",
         "Item P",
     ]
+
+
+def test_jsonl_session_is_one_activity_session_opened_then_ended(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = _copy(tmp_path, "observations.jsonl")
+    ctx = make_ctx(db_url)
+    JsonlImporter(ctx).import_paths([path])
+    with ctx.sessions() as s:
+        rows = {
+            (a.source_kind, a.external_id): a.status for a in s.scalars(select(ActivitySession))
+        }
+    assert rows == {("jsonl", "win-2026-11-06"): "ended", ("jsonl", "win-2026-11-07"): "open"}

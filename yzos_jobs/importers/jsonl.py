@@ -223,9 +223,13 @@ class JsonlImporter:
                     self._apply(session, rec, candidates, apps, triage, ended)
                 except ImportRecordError as err:
                     self.stats.error(err)
-            opened = {(c["source_kind"], c["source_id"]): c["created_at"] for c in candidates}
-            for (source_kind, session_id), started in sorted(opened.items()):
-                upsert_activity_session(session, source_kind, session_id, started_at=started)
+            # Activity sessions from this importer are keyed ("jsonl", session_id), whatever
+            # observer produced the candidates in them.
+            opened: dict[str, Any] = {}
+            for c in candidates:
+                opened.setdefault(c["source_id"], c["created_at"])
+            for session_id, started in sorted(opened.items()):
+                upsert_activity_session(session, IMPORTER, session_id, started_at=started)
             self.stats.sessions += len(opened)
             insert_candidates(session, candidates, utcnow())
             self.stats.candidates += len(candidates)
