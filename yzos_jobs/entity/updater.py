@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import bindparam, select, text, tuple_, update
+from sqlalchemy import ColumnElement, bindparam, select, text, tuple_, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import is_postgres, pg_rows, upsert_insert
-from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.engine import run_in_transaction, transaction
 from yzos_jobs.db.models import Entity, EntityCandidate, EntityOverride
-from yzos_jobs.db.queue import ClaimedCandidate
+from yzos_jobs.db.queue import ClaimedCandidate, claim_batch
 from yzos_jobs.db.types import Json, UTCDateTime, utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome, normalize_display_name
@@ -307,7 +307,7 @@ def _finish_candidates_pg(
     now: datetime,
     rows: Sequence[dict[str, Any]],
     columns: Sequence[tuple[str, str]],
-    extra_set: str = "",
+    extra_set: str,
 ) -> int:
     """PostgreSQL: set the final state of a batch of owned candidates in one statement."""
     source, params = pg_rows(columns, rows)
@@ -324,15 +324,31 @@ def _finish_candidates_pg(
     return int(result.rowcount or 0)
 
 
-def mark_candidate_rejected(
-    session: Session,
-    owner: str,
-    rejections: Sequence[tuple[int, str, dict[str, Any] | None, int | None]],
-    now: datetime,
+def _finish_candidates(
+    session: Session, owner: str, status: str, now: datetime, rows: Sequence[dict[str, Any]]
 ) -> int:
-    """The only code that rejects a candidate (terminal). Rows: (id, reason, verdict, entity_id)."""
-    if not rejections:
+    """Set the final state of owned candidates: rows of cid, eid, v (verdict) and, for a
+    rejection, reason. Returns how many rows this owner still held."""
+    if not rows:
         return 0
+    rejecting = status == "rejected"
+    if is_postgres(session):
+        columns = [("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb")]
+        if rejecting:
+            columns.append(("reason", "text"))
+        extra = "reject_reason = v.reason" if rejecting else ""
+        return _finish_candidates_pg(session, owner, status, now, rows, columns, extra)
+    values: dict[str, Any] = {
+        "status": status,
+        "entity_id": bindparam("eid"),
+        "verdict": bindparam("v", type_=Json),
+        "decided_at": bindparam("now", type_=UTCDateTime()),
+        "updated_at": bindparam("now", type_=UTCDateTime()),
+        "claimed_by": None,
+        "lease_until": None,
+    }
+    if rejecting:
+        values["reject_reason"] = bindparam("reason")
     stmt = (
         update(EntityCandidate)
         .where(
@@ -340,33 +356,24 @@ def mark_candidate_rejected(
             EntityCandidate.status == "claimed",
             EntityCandidate.claimed_by == owner,
         )
-        .values(
-            status="rejected",
-            reject_reason=bindparam("reason"),
-            verdict=bindparam("v", type_=Json),
-            entity_id=bindparam("eid"),
-            decided_at=bindparam("now", type_=UTCDateTime()),
-            updated_at=bindparam("now", type_=UTCDateTime()),
-            claimed_by=None,
-            lease_until=None,
-        )
+        .values(values)
     )
-    params = [
-        {"cid": cid, "reason": reason[:1000], "v": verdict, "eid": eid, "now": now}
+    result = session.connection().execute(stmt, [{**r, "now": now} for r in rows])
+    return int(result.rowcount or 0)
+
+
+def mark_candidate_rejected(
+    session: Session,
+    owner: str,
+    rejections: Sequence[tuple[int, str, dict[str, Any] | None, int | None]],
+    now: datetime,
+) -> int:
+    """The only code that rejects a candidate (terminal). Rows: (id, reason, verdict, entity_id)."""
+    rows = [
+        {"cid": cid, "reason": reason[:1000], "v": verdict, "eid": eid}
         for cid, reason, verdict, eid in rejections
     ]
-    if is_postgres(session):
-        return _finish_candidates_pg(
-            session,
-            owner,
-            "rejected",
-            now,
-            params,
-            (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb"), ("reason", "text")),
-            "reject_reason = v.reason",
-        )
-    result = session.connection().execute(stmt, params)
-    return int(result.rowcount or 0)
+    return _finish_candidates(session, owner, "rejected", now, rows)
 
 
 def _mark_promoted(
@@ -375,37 +382,8 @@ def _mark_promoted(
     rows: Sequence[tuple[int, int, dict[str, Any] | None]],
     now: datetime,
 ) -> int:
-    if not rows:
-        return 0
-    stmt = (
-        update(EntityCandidate)
-        .where(
-            EntityCandidate.id == bindparam("cid"),
-            EntityCandidate.status == "claimed",
-            EntityCandidate.claimed_by == owner,
-        )
-        .values(
-            status="promoted",
-            entity_id=bindparam("eid"),
-            verdict=bindparam("v", type_=Json),
-            decided_at=bindparam("now", type_=UTCDateTime()),
-            updated_at=bindparam("now", type_=UTCDateTime()),
-            claimed_by=None,
-            lease_until=None,
-        )
-    )
-    params = [{"cid": cid, "eid": eid, "v": v, "now": now} for cid, eid, v in rows]
-    if is_postgres(session):
-        return _finish_candidates_pg(
-            session,
-            owner,
-            "promoted",
-            now,
-            params,
-            (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb")),
-        )
-    result = session.connection().execute(stmt, params)
-    return int(result.rowcount or 0)
+    params = [{"cid": cid, "eid": eid, "v": v} for cid, eid, v in rows]
+    return _finish_candidates(session, owner, "promoted", now, params)
 
 
 def release_candidates(session: Session, owner: str, ids: Sequence[int], now: datetime) -> int:
@@ -542,6 +520,23 @@ def apply_decisions(
     if not verify_ownership and written + stats.rejected + stats.skipped != len(owned):
         raise OwnershipLost
     return stats
+
+
+def claim_next_batch(
+    ctx: JobContext, after_id: int, where: ColumnElement[bool] | None = None
+) -> list[ClaimedCandidate]:
+    """Claim (and commit the claim of) the next pending candidates with id > after_id."""
+    cfg = ctx.settings.jobs.entity_promote
+    with transaction(ctx.sessions) as s:
+        return claim_batch(
+            s,
+            ctx.owner,
+            limit=cfg.batch_size,
+            lease_s=cfg.lease_s,
+            now=utcnow(),
+            after_id=after_id,
+            where=where,
+        )
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,13 @@ from sqlalchemy.orm import Session
 from yzos_jobs.db.dialect import PlannerStatsKeeper, upsert_insert
 from yzos_jobs.db.engine import run_in_transaction, transaction
 from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
-from yzos_jobs.db.queue import claim_batch, count_by_status, reclaim_expired, release_owned
+from yzos_jobs.db.queue import count_by_status, reclaim_expired, release_owned
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome
 from yzos_jobs.entity.updater import (
     DecidedBatch,
     PromoteStats,
+    claim_next_batch,
     decide_batch,
     meaningful_summary,
     write_batch,
@@ -91,15 +92,7 @@ def run_entity_promote(ctx: JobContext) -> JobStats:
     ):
         writing: Future[PromoteStats] | None = None
         while not ctx.stop.is_set():
-            with transaction(ctx.sessions) as s:
-                batch = claim_batch(
-                    s,
-                    ctx.owner,
-                    limit=cfg.batch_size,
-                    lease_s=cfg.lease_s,
-                    now=utcnow(),
-                    after_id=cursor,
-                )
+            batch = claim_next_batch(ctx, cursor)
             if not batch:
                 break
             cursor = batch[-1].id

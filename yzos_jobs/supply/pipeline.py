@@ -13,9 +13,8 @@ from sqlalchemy.orm import Session
 from yzos_jobs.db.dialect import upsert_insert
 from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.models import ActivitySession, EntityCandidate
-from yzos_jobs.db.queue import claim_batch
 from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.updater import PromoteStats, promote_candidates
+from yzos_jobs.entity.updater import PromoteStats, claim_next_batch, promote_candidates
 from yzos_jobs.jobcontext import JobContext
 
 
@@ -62,16 +61,7 @@ def apply_entities(ctx: JobContext, session_id: str | Sequence[str]) -> PromoteS
     total = PromoteStats()
     cursor = 0
     while True:
-        with transaction(ctx.sessions) as s:
-            batch = claim_batch(
-                s,
-                ctx.owner,
-                limit=cfg.batch_size,
-                lease_s=cfg.lease_s,
-                now=utcnow(),
-                after_id=cursor,
-                where=EntityCandidate.source_id.in_(ids),
-            )
+        batch = claim_next_batch(ctx, cursor, EntityCandidate.source_id.in_(ids))
         if not batch:
             return total
         cursor = batch[-1].id
