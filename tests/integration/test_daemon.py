@@ -112,8 +112,9 @@ def test_sigterm_exits_0_within_the_lease_and_leaves_nothing_claimed(
         daemon = start_daemon(pg_url, cfg)
         wait_for(lambda: llm.calls >= 1, 30, "a batch in hand")
         started = time.monotonic()
-        daemon.send_signal(signal.SIGTERM)
-        code, err = stop(daemon, timeout=10)
+        daemon.send_signal(signal.SIGTERM)  # once: a second signal means "exit now"
+        _, err = daemon.communicate(timeout=10)
+        code = daemon.returncode
         took = time.monotonic() - started
     assert code == 0, err[-3000:]
     assert took < 10
@@ -154,3 +155,25 @@ def test_daemon_outlives_terminated_database_connections(pg_url: str, tmp_path: 
         )
     assert last.status == "succeeded"
     assert json.loads(json.dumps(last.stats))["promoted"] >= 0
+
+
+def test_second_signal_exits_at_once_and_leases_cover_the_batch(
+    pg_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Slow {i}"} for i in range(40)))
+    with OpenAIDouble(_echo, latency_s=3) as llm:
+        cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=30)
+        daemon = start_daemon(pg_url, cfg)
+        wait_for(lambda: llm.calls >= 1, 30, "a batch in hand")
+        daemon.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        started = time.monotonic()
+        daemon.send_signal(signal.SIGTERM)
+        daemon.communicate(timeout=10)
+        took = time.monotonic() - started
+    assert daemon.returncode == 128 + signal.SIGTERM
+    assert took < 2  # did not wait for the 3 s answers
+    with ctx.sessions() as s:
+        claimed = s.scalar(select(func.count()).where(EntityCandidate.status == "claimed"))
+    assert claimed == 20  # still leased; another daemon takes them when the lease ends

@@ -34,7 +34,9 @@ def pg_rows(
     """PostgreSQL: a batch of rows as `jsonb_to_recordset(:rows) AS v(a type, …)`: one JSON
     parameter (encoded in C) and a short statement that parses and plans once, however many rows."""
     names = [name for name, _ in columns]
-    payload = json.dumps([{n: row[n] for n in names} for row in rows], default=_json_default)
+    exact = bool(rows) and len(rows[0]) == len(names) and all(n in rows[0] for n in names)
+    shaped = rows if exact else [{n: row[n] for n in names} for row in rows]
+    payload = json.dumps(shaped, default=_json_default)
     shape = ", ".join(f"{name} {sqltype}" for name, sqltype in columns)
     return f"jsonb_to_recordset(CAST(:rows AS jsonb)) AS v({shape})", {"rows": payload}
 

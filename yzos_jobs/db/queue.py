@@ -64,13 +64,13 @@ def insert_candidates(session: Session, rows: Sequence[dict[str, Any]], now: dat
         }
         for r in rows
     ]
-    session.execute(insert(EntityCandidate), full)
+    session.connection().execute(insert(EntityCandidate), full)
     return len(full)
 
 
 def reclaim_expired(session: Session, now: datetime) -> int:
     """Claims whose lease ran out go back to pending (their owner died or stalled)."""
-    result = session.execute(
+    result = session.connection().execute(
         update(C)
         .where(C.status == "claimed", C.lease_until < now)
         .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
@@ -108,7 +108,8 @@ def claim_batch(
         )
         .returning(*_CLAIMED_COLUMNS)
     )
-    rows = [ClaimedCandidate(*row) for row in session.execute(stmt)]
+    # Core execution: no ORM identity bookkeeping for rows nobody keeps as objects.
+    rows = [ClaimedCandidate(*row) for row in session.connection().execute(stmt)]
     rows.sort(key=lambda c: c.id)
     return rows
 
@@ -118,7 +119,7 @@ def extend_lease(
 ) -> int:
     if not ids:
         return 0
-    result = session.execute(
+    result = session.connection().execute(
         update(C)
         .where(C.id.in_(list(ids)), C.status == "claimed", C.claimed_by == owner)
         .values(lease_until=now + timedelta(seconds=lease_s))
@@ -128,7 +129,7 @@ def extend_lease(
 
 def release_owned(session: Session, owner: str, now: datetime) -> int:
     """Hand back every candidate this owner holds (a failed or interrupted run)."""
-    result = session.execute(
+    result = session.connection().execute(
         update(C)
         .where(C.status == "claimed", C.claimed_by == owner)
         .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)

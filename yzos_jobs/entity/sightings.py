@@ -71,7 +71,7 @@ def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
     )
     inserted: dict[int, list[datetime]] = defaultdict(list)
     # A list of parameter sets: SQLAlchemy batches it into multi-row VALUES ("insertmanyvalues").
-    for entity_id, seen_at in session.execute(stmt, rows):
+    for entity_id, seen_at in session.connection().execute(stmt, rows):
         inserted[entity_id].append(seen_at)
     _count_sightings(session, inserted)
     return sum(len(v) for v in inserted.values())
@@ -100,7 +100,7 @@ def _insert_pg(session: Session, rows: list[dict[str, Any]]) -> dict[int, list[d
         "RETURNING entity_id, seen_at"
     )
     inserted: dict[int, list[datetime]] = defaultdict(list)
-    for entity_id, seen_at in session.execute(sql, params):
+    for entity_id, seen_at in session.connection().execute(sql, params):
         inserted[entity_id].append(seen_at)
     return inserted
 
@@ -121,7 +121,7 @@ def _count_sightings_pg(session: Session, inserted: dict[int, list[datetime]]) -
         ),
         rows,
     )
-    session.execute(
+    session.connection().execute(
         text(
             "UPDATE entities AS e SET sighting_count = e.sighting_count + v.n, "
             "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > v.first_seen "

@@ -175,8 +175,9 @@ def upsert_entities(
     session: Session, wanted: dict[tuple[str, str], NewEntity], now: datetime
 ) -> dict[tuple[str, str], EntityRef]:
     """Create the entities that do not exist yet (INSERT … ON CONFLICT DO NOTHING on
-    (kind, normalized_name)), then read back every key. Two daemons promoting the same name get
-    one entity: the second insert does nothing and finds the first one's row."""
+    (kind, normalized_name)), then read back the keys that already existed. Two daemons
+    promoting the same name get one entity: the second insert does nothing and finds the first
+    one's row."""
     keys = sorted(wanted)  # one lock order across daemons
     rows = [
         {
@@ -196,32 +197,46 @@ def upsert_entities(
         }
         for k in keys
     ]
+    refs: dict[tuple[str, str], EntityRef] = {}
     if not rows:
-        created: set[int] = set()
-    elif is_postgres(session):
+        return refs
+    if is_postgres(session):
         source, params = pg_rows(_ENTITY_COLUMNS, rows)
         names = ", ".join(n for n, _ in _ENTITY_COLUMNS)
-        created = set(
-            session.scalars(
-                text(
-                    f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
-                    f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
-                    f"FROM {source} ON CONFLICT (kind, normalized_name) DO NOTHING RETURNING id"
-                ),
-                {**params, "now": now},
-            )
+        inserted = session.connection().execute(
+            text(
+                f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
+                f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
+                f"FROM {source} ON CONFLICT (kind, normalized_name) DO NOTHING "
+                "RETURNING id, kind, normalized_name"
+            ),
+            {**params, "now": now},
         )
     else:
         stmt = (
             upsert_insert(session, Entity)
             .on_conflict_do_nothing(index_elements=["kind", "normalized_name"])
-            .returning(Entity.id)
+            .returning(Entity.id, Entity.kind, Entity.normalized_name)
         )
-        created = set(session.scalars(stmt, rows))
+        inserted = session.connection().execute(stmt, rows)
+    for eid, kind, norm in inserted:
+        refs[(kind, norm)] = EntityRef(eid, "active", overridden=False, created=True)
+    existing = [k for k in keys if k not in refs]
+    if existing:
+        refs.update(_existing_entities(session, existing))
+    return refs
+
+
+def _existing_entities(
+    session: Session, keys: list[tuple[str, str]]
+) -> dict[tuple[str, str], EntityRef]:
     refs: dict[tuple[str, str], EntityRef] = {}
     if is_postgres(session):
-        source, params = pg_rows((("kind", "text"), ("normalized_name", "text")), rows)
-        found = session.execute(
+        source, params = pg_rows(
+            (("kind", "text"), ("normalized_name", "text")),
+            [{"kind": k, "normalized_name": n} for k, n in keys],
+        )
+        found = session.connection().execute(
             text(
                 "SELECT e.id, e.kind, e.normalized_name, e.status, o.status FROM entities AS e "
                 f"JOIN {source} ON e.kind = v.kind AND e.normalized_name = v.normalized_name "
@@ -230,7 +245,7 @@ def upsert_entities(
             params,
         )
         for eid, kind, norm, status, override in found:
-            refs[(kind, norm)] = EntityRef(eid, status, override is not None, eid in created)
+            refs[(kind, norm)] = EntityRef(eid, status, override is not None, created=False)
         return refs
     for start in range(0, len(keys), _CHUNK):
         chunk = keys[start : start + _CHUNK]
@@ -241,8 +256,8 @@ def upsert_entities(
             .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
             .where(tuple_(Entity.kind, Entity.normalized_name).in_(chunk))
         )
-        for eid, kind, norm, status, override in session.execute(stmt):
-            refs[(kind, norm)] = EntityRef(eid, status, override is not None, eid in created)
+        for eid, kind, norm, status, override in session.connection().execute(stmt):
+            refs[(kind, norm)] = EntityRef(eid, status, override is not None, created=False)
     return refs
 
 
@@ -255,7 +270,7 @@ def update_existing(session: Session, summaries: dict[int, str], refs: Iterable[
         return
     if is_postgres(session):
         source, arrays = pg_rows((("eid", "bigint"), ("s", "text")), params)
-        session.execute(
+        session.connection().execute(
             text(
                 f"UPDATE entities AS e SET summary = v.s FROM {source} "
                 "WHERE e.id = v.eid AND e.summary IS NULL AND e.status = 'active'"
@@ -276,7 +291,7 @@ def claim_owned(session: Session, owner: str, ids: Sequence[int], now: datetime)
     if is_postgres(session):
         # A row lock, not a write: the final UPDATE is the only new row version.
         return set(
-            session.scalars(
+            session.connection().scalars(
                 text(
                     "SELECT id FROM entity_candidates WHERE id = ANY(CAST(:ids AS bigint[])) "
                     "AND status = 'claimed' AND claimed_by = :owner FOR UPDATE"
@@ -296,7 +311,7 @@ def claim_owned(session: Session, owner: str, ids: Sequence[int], now: datetime)
             .values(updated_at=now)
             .returning(EntityCandidate.id)
         )
-        owned.update(session.scalars(stmt))
+        owned.update(session.connection().scalars(stmt))
     return owned
 
 
@@ -312,7 +327,7 @@ def _finish_candidates_pg(
     """PostgreSQL: set the final state of a batch of owned candidates in one statement."""
     source, params = pg_rows(columns, rows)
     extra = f", {extra_set}" if extra_set else ""
-    result = session.execute(
+    result = session.connection().execute(
         text(
             f"UPDATE entity_candidates AS c SET status = :status, entity_id = v.eid, "
             f"verdict = v.v, decided_at = :now, updated_at = :now, "
@@ -390,7 +405,7 @@ def release_candidates(session: Session, owner: str, ids: Sequence[int], now: da
     """Hand claimed candidates back to the queue (their attempts stay counted)."""
     total = 0
     for start in range(0, len(ids), _CHUNK):
-        result = session.execute(
+        result = session.connection().execute(
             update(EntityCandidate)
             .where(
                 EntityCandidate.id.in_(ids[start : start + _CHUNK]),
