@@ -27,7 +27,6 @@ from apscheduler.events import (
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
@@ -36,8 +35,6 @@ from yzos_jobs.maintain.runner import run_job
 from yzos_jobs.runtime import build_classifier
 
 log = get_logger(__name__)
-
-RUN_HISTORY = timedelta(days=7)
 
 
 class _Active:
@@ -87,12 +84,7 @@ class Daemon:
             return
         interval = timedelta(hours=self.ctx.settings.jobs.entity_purge_v06.interval_h)
         with self.active:
-            result = run_job(
-                self.purge_ctx, "entity_purge_v06", runs.interval_slot(utcnow(), interval)
-            )
-            if result.status == "succeeded":
-                with transaction(self.ctx.sessions) as s:
-                    runs.prune_runs(s, utcnow() - RUN_HISTORY)
+            run_job(self.purge_ctx, "entity_purge_v06", runs.interval_slot(utcnow(), interval))
 
     def _schedule(self) -> None:
         jobs = self.ctx.settings.jobs

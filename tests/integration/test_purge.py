@@ -86,3 +86,41 @@ def test_archived_entity_stays_archived_when_seen_again(db_url: str) -> None:
     assert sighting_count(ctx, after.id) == 2
     new = candidates(ctx)[-2:]
     assert all(c.status == "rejected" and c.entity_id == after.id for c in new)
+
+
+def test_purge_drops_expired_cached_verdicts_and_old_runs(db_url: str) -> None:
+    from datetime import timedelta
+
+    from yzos_jobs.db.engine import transaction
+    from yzos_jobs.db.models import JobRun, VerdictCacheRow
+    from yzos_jobs.db.types import utcnow
+
+    ctx = make_ctx(db_url)
+    now = utcnow()
+    with transaction(ctx.sessions) as s:
+        for h, expires in (("old", now - timedelta(seconds=1)), ("fresh", now + timedelta(days=1))):
+            s.add(
+                VerdictCacheRow(
+                    model_id="m",
+                    prompt_version="v",
+                    input_hash=h,
+                    verdict={},
+                    created_at=now,
+                    expires_at=expires,
+                )
+            )
+        for slot, age in (("a", 8), ("b", 1)):
+            s.add(
+                JobRun(
+                    job_name="entity_promote",
+                    slot=slot,
+                    status="succeeded",
+                    owner="x:1",
+                    started_at=now - timedelta(days=age),
+                )
+            )
+    stats = run_entity_purge_v06(ctx)
+    assert (stats["cache_expired"], stats["runs_pruned"]) == (1, 1)
+    with ctx.sessions() as s:
+        assert [r.input_hash for r in s.scalars(select(VerdictCacheRow))] == ["fresh"]
+        assert [r.slot for r in s.scalars(select(JobRun))] == ["b"]

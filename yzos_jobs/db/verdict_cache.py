@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -73,9 +73,8 @@ class VerdictCache:
             for start in range(0, len(rows), _CHUNK):
                 session.execute(stmt, rows[start : start + _CHUNK])
 
-    def purge_expired(self) -> int:
-        with transaction(self._sessions) as session:
-            result = session.execute(
-                delete(VerdictCacheRow).where(VerdictCacheRow.expires_at <= utcnow())
-            )
-            return int(result.rowcount or 0)
+
+def delete_expired_verdicts(session: Session, now: datetime) -> int:
+    """Drop cached verdicts past their TTL (they are never served anyway)."""
+    result = session.execute(delete(VerdictCacheRow).where(VerdictCacheRow.expires_at <= now))
+    return int(result.rowcount or 0)

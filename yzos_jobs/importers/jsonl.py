@@ -166,6 +166,7 @@ class JsonlImporter:
         self.markers = ctx.settings.noise_filter.work_dir_segments
         self.progress = progress
         self.stats = ImportStats()
+        self._position = 0
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
         files = expand_paths(paths, "*.jsonl")
@@ -184,6 +185,7 @@ class JsonlImporter:
             self.stats.files_unchanged += 1
             return
         start = state.resume_offset(path, previous, now_mark)
+        self._position = start
         batch: list[Record] = []
         batch_end = start
         for line_no, end, raw in read_lines(path, start):
@@ -209,20 +211,23 @@ class JsonlImporter:
             # The LLM is asked before the write transaction, and only about unseen records.
             triage_recs = [r for r in triage_recs if r.key not in done]
         triage = {r.key: judge_triage(self.ctx, r.session_id, _triage(r)) for r in triage_recs}
-        ended: list[str] = []
 
-        def write(session: Session) -> int:
+        def write(session: Session) -> tuple[ImportStats, list[str]]:
+            # Counted here and merged only after the commit: a retried or rolled-back
+            # transaction must not count twice.
+            counts, ended = ImportStats(), []
             fresh = state.claim_records(session, IMPORTER, [r.key for r in batch])
             candidates: list[dict[str, Any]] = []
             apps: list[AppRecord] = []
             for rec in batch:
                 if rec.key not in fresh:
-                    self.stats.skipped += 1
+                    counts.skipped += 1
                     continue
                 try:
-                    self._apply(session, rec, candidates, apps, triage, ended)
+                    self._apply(session, rec, candidates, apps, triage, ended, counts)
+                    counts.records += 1
                 except ImportRecordError as err:
-                    self.stats.error(err)
+                    counts.error(err)
             # Activity sessions from this importer are keyed ("jsonl", session_id), whatever
             # observer produced the candidates in them.
             opened: dict[str, Any] = {}
@@ -230,31 +235,26 @@ class JsonlImporter:
                 opened.setdefault(c["source_id"], c["created_at"])
             for session_id, started in sorted(opened.items()):
                 upsert_activity_session(session, IMPORTER, session_id, started_at=started)
-            self.stats.sessions += len(opened)
+            counts.sessions += len(opened)
             insert_candidates(session, candidates, utcnow())
-            self.stats.candidates += len(candidates)
-            self.stats.apps += upsert_app_metadata(session, apps)
+            counts.candidates += len(candidates)
+            counts.apps += upsert_app_metadata(session, apps)
             state.save_mark(
                 session,
                 IMPORTER,
                 path,
                 state.FileMark(mark.size, mark.mtime_ns, end, mark.head_hash),
             )
-            return len(fresh)
+            return counts, ended
 
-        counts_before = self.stats.counts()
-        try:
-            processed = run_in_transaction(self.ctx.sessions, write)
-        except Exception:
-            # Counts of a rolled-back transaction are not real.
-            for k, v in counts_before.items():
-                setattr(self.stats, k, v)
-            raise
-        self.stats.records += processed
+        counts, ended = run_in_transaction(self.ctx.sessions, write)
+        self.stats.merge(counts)
         for session_id in ended:
             self.stats.promoted += apply_entities(self.ctx, session_id).promoted
+        advanced, self._position = end - self._position, end
+        self.stats.bytes_read += advanced
         if self.progress:
-            self.progress(end)
+            self.progress(advanced)
 
     def _triage_ok(self, rec: Record) -> bool:
         try:
@@ -271,6 +271,7 @@ class JsonlImporter:
         apps: list[AppRecord],
         triage: dict[tuple[str, str], Any],
         ended: list[str],
+        counts: ImportStats,
     ) -> None:
         if rec.type == "candidate":
             candidates.append(_candidate_row(rec, self.limit))
@@ -282,16 +283,11 @@ class JsonlImporter:
                 _triage(rec)  # raises the record's error
                 return
             write_triage(session, judged, self.markers)
-            self.stats.triaged += 1
+            counts.triaged += 1
         else:
             at = _parse_time(rec.data.get("ended_at") or rec.data.get("observed_at"), rec.where)
-            upsert_activity_session(
-                session,
-                clean_text(rec.data.get("source_kind"), 32) or IMPORTER,
-                rec.session_id,
-                ended_at=at or utcnow(),
-            )
-            self.stats.sessions_ended += 1
+            upsert_activity_session(session, IMPORTER, rec.session_id, ended_at=at or utcnow())
+            counts.sessions_ended += 1
             ended.append(rec.session_id)
 
 

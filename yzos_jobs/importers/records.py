@@ -38,6 +38,11 @@ class ImportStats:
         if len(self.error_messages) < 1000:
             self.error_messages.append(str(err))
 
+    def merge(self, other: ImportStats) -> None:
+        for name, value in other.counts().items():
+            setattr(self, name, getattr(self, name) + value)
+        self.error_messages.extend(other.error_messages[: 1000 - len(self.error_messages)])
+
     def counts(self) -> dict[str, int]:
         return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import case, func, select, update
@@ -17,6 +18,7 @@ from yzos_jobs.db.engine import run_in_transaction, transaction
 from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
 from yzos_jobs.db.queue import count_by_status, reclaim_expired, release_owned
 from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.verdict_cache import delete_expired_verdicts
 from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome
 from yzos_jobs.entity.updater import (
     DecidedBatch,
@@ -28,6 +30,7 @@ from yzos_jobs.entity.updater import (
 )
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
+from yzos_jobs.maintain.runs import prune_runs
 
 log = get_logger(__name__)
 
@@ -240,6 +243,19 @@ def _write_purge(
     return stats
 
 
+RUN_HISTORY = timedelta(days=7)
+
+
+def _housekeeping(ctx: JobContext) -> JobStats:
+    """Once per purge: expired cached verdicts and week-old run rows go."""
+    now = utcnow()
+    with transaction(ctx.sessions) as s:
+        return {
+            "cache_expired": delete_expired_verdicts(s, now),
+            "runs_pruned": prune_runs(s, now - RUN_HISTORY),
+        }
+
+
 def run_entity_purge_v06(ctx: JobContext) -> JobStats:
     """Re-judge active entities within `max_llm_calls`; noise/app becomes archived for good."""
     cfg = ctx.settings.jobs.entity_purge_v06
@@ -247,7 +263,11 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
     stats = PurgeStats()
     if ctx.classifier.scheduler.active_model_id() is None:
         # DryRun would answer "real, as suggested" for every entity: nothing to learn.
-        result: JobStats = {**asdict(stats), "skipped_reason": "dry_run: no model to re-judge with"}
+        result: JobStats = {
+            **asdict(stats),
+            **_housekeeping(ctx),
+            "skipped_reason": "dry_run: no model to re-judge with",
+        }
         result = _with_classifier_counts(ctx, before, result)
         result["seconds"] = round(time.monotonic() - started, 3)
         return result
@@ -287,7 +307,7 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
         if all(o.error for o in outcomes):
             log.warning("entity_purge_v06 stopping: every re-judgement in a batch failed")
             break
-    result = {**asdict(stats), "stopped": ctx.stop.is_set()}
+    result = {**asdict(stats), **_housekeeping(ctx), "stopped": ctx.stop.is_set()}
     result = _with_classifier_counts(ctx, before, result)
     result["seconds"] = round(time.monotonic() - started, 3)
     return result
