@@ -7,8 +7,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.db.models import Base
 
-MOVING = {"importer_files": "updated_at", "job_runs": None}
-
 
 def row_counts(sessions: sessionmaker[Session]) -> dict[str, int]:
     with sessions() as s:

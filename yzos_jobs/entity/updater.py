@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import is_postgres, pg_rows, upsert_insert
 from yzos_jobs.db.engine import run_in_transaction, transaction
+from yzos_jobs.db.leases import LeaseKeeper
 from yzos_jobs.db.models import Entity, EntityCandidate, EntityOverride
 from yzos_jobs.db.queue import ClaimedCandidate, claim_batch
 from yzos_jobs.db.types import Json, UTCDateTime, utcnow
@@ -26,7 +27,6 @@ from yzos_jobs.entity import noise_filter
 from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome, normalize_display_name
 from yzos_jobs.entity.sightings import Sighting, add_sightings, fingerprint
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.maintain.leases import LeaseKeeper
 
 SUMMARY_CHARS = 500
 _CHUNK = 1000

@@ -19,9 +19,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.db.dialect import upsert_insert
 from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.leases import LeaseKeeper
 from yzos_jobs.db.models import JobRun
 from yzos_jobs.db.types import utcnow
-from yzos_jobs.maintain.leases import LeaseKeeper
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
