@@ -163,3 +163,16 @@ def test_jsonl_session_is_one_activity_session_opened_then_ended(
             (a.source_kind, a.external_id): a.status for a in s.scalars(select(ActivitySession))
         }
     assert rows == {("jsonl", "win-2026-11-06"): "ended", ("jsonl", "win-2026-11-07"): "open"}
+
+
+def test_aider_history_moved_or_copied_is_not_imported_twice(db_url: str, tmp_path: Path) -> None:
+    root = _copy(tmp_path, "aider")
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    AiderImporter(ctx).import_paths([root])
+    before = len(candidates(ctx))
+    moved = tmp_path / "elsewhere" / ".aider.chat.history.md"
+    moved.parent.mkdir()
+    shutil.copy(root / "yzos-core" / ".aider.chat.history.md", moved)
+    again = AiderImporter(ctx).import_paths([moved])
+    assert (again.sessions, again.skipped) == (0, 3)
+    assert len(candidates(ctx)) == before

@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from blake3 import blake3
+
 from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.queue import insert_candidates
 from yzos_jobs.db.types import utcnow
@@ -42,6 +44,7 @@ ADDED = re.compile(r"^Added (.+) to the chat\.?$")
 MODE_COMMANDS = ("/ask ", "/code ", "/architect ", "/context ")
 REQUEST_CHARS = 300
 SESSIONS_PER_BATCH = 100
+IDENTITY_BYTES = 4096
 
 
 @dataclass
@@ -57,10 +60,18 @@ class AiderSession:
     requests: list[str] = field(default_factory=list)
     commits: list[tuple[str, str]] = field(default_factory=list)
     _message: list[str] = field(default_factory=list)
+    _head: bytearray = field(default_factory=bytearray)
+
+    def raw_line(self, raw: bytes) -> None:
+        if len(self._head) < IDENTITY_BYTES:
+            self._head += raw[: IDENTITY_BYTES - len(self._head)]
 
     @property
     def external_id(self) -> str:
-        return f"{self.path}@{self.offset}:{self.started_at:%Y%m%dT%H%M%S}"
+        """The session's identity: its start time and the hash of its first bytes. Not the
+        file's path, so a moved or copied history file is not imported twice."""
+        digest = blake3(bytes(self._head)).hexdigest()[:20]
+        return f"{self.started_at:%Y%m%dT%H%M%S}:{digest}"
 
     def user_line(self, text: str) -> None:
         self._message.append(text)
@@ -172,9 +183,11 @@ def read_sessions(
                     yield current, line_start
                 started = datetime.strptime(header.group(1).decode(), "%Y-%m-%d %H:%M:%S")
                 current = AiderSession(path, line_start, started.replace(tzinfo=UTC))
+                current.raw_line(raw)
                 continue
             if current is None:
                 continue  # text before the first header belongs to no session
+            current.raw_line(raw)
             text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             if text.startswith("#### ") or text == "####":
                 current.user_line(text[5:])
