@@ -5,6 +5,7 @@ from __future__ import annotations
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,3 +45,32 @@ def llm_double_process(latency: float, slots: int, responder: str = "suggested")
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def run_measured(
+    args: list[str], env: dict[str, str], poll_s: float = 0.05
+) -> tuple[float, float, str]:
+    """Run `yzos-jobs ARGS` in its own process: (seconds, peak RSS in MB, stdout)."""
+    import psutil
+
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "yzos_jobs", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=REPO,
+    )
+    watched = psutil.Process(proc.pid)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            peak = max(peak, watched.memory_info().rss)
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(poll_s)
+    out = proc.communicate()[0]
+    if proc.returncode != 0:
+        raise SystemExit(f"yzos-jobs {' '.join(args)} failed: {out}")
+    return time.perf_counter() - started, peak / 2**20, out.strip()

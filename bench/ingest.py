@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
 import _support
-import psutil
 
 from tests.support import databases
 from tests.support.cli import cli_env
@@ -92,27 +88,7 @@ def write_history(path: Path, megabytes: float, seed: int = 7) -> int:
 
 def run_import(history: Path, db_url: str, config: Path) -> tuple[float, float, str]:
     env = cli_env(db_url, YZOS_CONFIG=str(config))
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "yzos_jobs", "import", "aider", str(history)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=_support.REPO,
-    )
-    watched = psutil.Process(proc.pid)
-    peak = 0
-    while proc.poll() is None:
-        try:
-            peak = max(peak, watched.memory_info().rss)
-        except psutil.NoSuchProcess:
-            break
-        time.sleep(0.05)
-    out = proc.communicate()[0]
-    if proc.returncode != 0:
-        raise SystemExit(f"import failed: {out}")
-    return time.perf_counter() - started, peak / 2**20, out.strip()
+    return _support.run_measured(["import", "aider", str(history)], env)
 
 
 def fresh_db(workdir: Path, name: str, postgres: bool) -> tuple[str, str | None]:

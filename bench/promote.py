@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
 import time
 
 import _support
-import psutil
 from sqlalchemy import text
 
 from tests.support import databases
@@ -148,24 +145,9 @@ def memory(m: int, batch_size: int) -> None:
         (_support.REPO / "bench" / "out" / "promote.toml").write_text(
             f"[jobs.entity_promote]\nbatch_size = {batch_size}\n[logging]\nlevel = 'warning'\n"
         )
-        started = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "yzos_jobs", "once", "entity_promote", "--json"],
-            env=env,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=_support.REPO,
+        elapsed, peak_mb, out = _support.run_measured(
+            ["once", "entity_promote", "--json"], env, poll_s=0.2
         )
-        watched = psutil.Process(proc.pid)
-        peak = 0
-        while proc.poll() is None:
-            try:
-                peak = max(peak, watched.memory_info().rss)
-            except psutil.NoSuchProcess:
-                break
-            time.sleep(0.2)
-        out = proc.communicate()[0]
-        elapsed = time.perf_counter() - started
         check(url, m)
     finally:
         databases.drop_pg_database(name)
@@ -174,7 +156,7 @@ def memory(m: int, batch_size: int) -> None:
         f"  promoted {stats['promoted']} merged {stats['merged']} in {elapsed:.1f} s "
         f"({m / elapsed:.0f} candidates/s)"
     )
-    print(f"  peak RSS {peak / 2**20:.0f} MB  (target < 200 MB)")
+    print(f"  peak RSS {peak_mb:.0f} MB  (target < 200 MB)")
 
 
 def main() -> None:

@@ -29,9 +29,8 @@ from yzos_jobs.db.queue import insert_candidates
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers import state
-from yzos_jobs.importers.jsonl import expand_paths
-from yzos_jobs.importers.records import ImportStats, clean_text
-from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.importers.base import FileImporter
+from yzos_jobs.importers.records import clean_text
 from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
 
 IMPORTER = "aider"
@@ -198,18 +197,8 @@ def read_sessions(
         yield current, offset
 
 
-class AiderImporter:
-    def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
-        self.ctx = ctx
-        self.limit = ctx.settings.importers.max_field_chars
-        self.idle_s = ctx.settings.importers.session_idle_s
-        self.progress = progress
-        self.stats = ImportStats()
-
-    def import_paths(self, paths: list[Path]) -> ImportStats:
-        for path in expand_paths(paths, HISTORY_FILE):
-            self.import_file(path)
-        return self.stats
+class AiderImporter(FileImporter):
+    PATTERN = HISTORY_FILE
 
     def import_file(self, path: Path) -> None:
         self.stats.files += 1

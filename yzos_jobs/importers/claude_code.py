@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,9 +23,8 @@ from yzos_jobs.db.queue import insert_candidates
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers import state
-from yzos_jobs.importers.jsonl import expand_paths, read_lines
-from yzos_jobs.importers.records import ImportRecordError, ImportStats, clean_text
-from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.importers.base import FileImporter, read_lines
+from yzos_jobs.importers.records import ImportRecordError, clean_text
 from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
 
 IMPORTER = "claude_code"
@@ -64,18 +62,8 @@ def _time(value: Any) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-class ClaudeCodeImporter:
-    def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
-        self.ctx = ctx
-        self.limit = ctx.settings.importers.max_field_chars
-        self.idle_s = ctx.settings.importers.session_idle_s
-        self.progress = progress
-        self.stats = ImportStats()
-
-    def import_paths(self, paths: list[Path]) -> ImportStats:
-        for path in expand_paths(paths, "*.jsonl"):
-            self.import_file(path)
-        return self.stats
+class ClaudeCodeImporter(FileImporter):
+    PATTERN = "*.jsonl"
 
     def import_file(self, path: Path) -> None:
         self.stats.files += 1

@@ -9,7 +9,8 @@ file and line and skipped; a file is read on from where the previous run stopped
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,7 +30,8 @@ from yzos_jobs.entity.engine import (
     write_triage,
 )
 from yzos_jobs.importers import state
-from yzos_jobs.importers.records import ImportPathError, ImportRecordError, ImportStats, clean_text
+from yzos_jobs.importers.base import FileImporter, read_lines
+from yzos_jobs.importers.records import ImportRecordError, ImportStats, clean_text
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.observe.app_meta import AppRecord, upsert_app_metadata
 from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
@@ -136,43 +138,13 @@ def _triage(rec: Record) -> SessionTriage:
     return SessionTriage(projects, tasks, persons)
 
 
-def read_lines(path: Path, start: int) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, offset after the line, bytes) of each complete line from `start`; a last
-    line without its newline is left for the next run (the observer may still be writing it)."""
-    line_no = 0
-    with path.open("rb") as fh:
-        if start:
-            # Count lines before the resume point for error messages that name the right line.
-            remaining = start
-            while remaining > 0:
-                chunk = fh.read(min(remaining, 1 << 20))
-                if not chunk:
-                    break
-                line_no += chunk.count(b"\n")
-                remaining -= len(chunk)
-        offset = start
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                return
-            line_no += 1
-            offset += len(raw)
-            yield line_no, offset, raw
+class JsonlImporter(FileImporter):
+    PATTERN = "*.jsonl"
 
-
-class JsonlImporter:
     def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
-        self.ctx = ctx
-        self.limit = ctx.settings.importers.max_field_chars
+        super().__init__(ctx, progress)
         self.markers = ctx.settings.noise_filter.work_dir_segments
-        self.progress = progress
-        self.stats = ImportStats()
         self._position = 0
-
-    def import_paths(self, paths: list[Path]) -> ImportStats:
-        files = expand_paths(paths, "*.jsonl")
-        for path in files:
-            self.import_file(path)
-        return self.stats
 
     def import_file(self, path: Path) -> None:
         self.stats.files += 1
@@ -204,13 +176,21 @@ class JsonlImporter:
 
     def _flush(self, path: Path, batch: list[Record], end: int, mark: state.FileMark) -> None:
         """Process a run of records and move the file mark past them, in one transaction."""
-        triage_recs = [r for r in batch if r.type == "triage" and self._triage_ok(r)]
+        proposals: dict[tuple[str, str], SessionTriage] = {}
+        for r in batch:
+            if r.type == "triage":
+                # A malformed triage is reported when the record is applied.
+                with suppress(ImportRecordError):
+                    proposals[r.key] = _triage(r)
+        triage_recs = [r for r in batch if r.key in proposals]
         if triage_recs:
             with self.ctx.sessions() as s:
                 done = state.seen(s, IMPORTER, [r.key for r in triage_recs])
             # The LLM is asked before the write transaction, and only about unseen records.
             triage_recs = [r for r in triage_recs if r.key not in done]
-        triage = {r.key: judge_triage(self.ctx, r.session_id, _triage(r)) for r in triage_recs}
+        triage = {
+            r.key: judge_triage(self.ctx, r.session_id, proposals[r.key]) for r in triage_recs
+        }
 
         def write(session: Session) -> tuple[ImportStats, list[str]]:
             # Counted here and merged only after the commit: a retried or rolled-back
@@ -256,13 +236,6 @@ class JsonlImporter:
         if self.progress:
             self.progress(advanced)
 
-    def _triage_ok(self, rec: Record) -> bool:
-        try:
-            _triage(rec)
-            return True
-        except ImportRecordError:
-            return False
-
     def _apply(
         self,
         session: Session,
@@ -289,17 +262,3 @@ class JsonlImporter:
             upsert_activity_session(session, IMPORTER, rec.session_id, ended_at=at or utcnow())
             counts.sessions_ended += 1
             ended.append(rec.session_id)
-
-
-def expand_paths(paths: list[Path], pattern: str) -> list[Path]:
-    """Files named directly, and files matching `pattern` below directories; a missing path is an
-    error for the whole command."""
-    files: list[Path] = []
-    for p in paths:
-        if p.is_file():
-            files.append(p.resolve())
-        elif p.is_dir():
-            files.extend(sorted(f.resolve() for f in p.rglob(pattern) if f.is_file()))
-        else:
-            raise ImportPathError(f"{p}: no such file or directory")
-    return files
