@@ -53,6 +53,13 @@ class LlmSettings(_Section):
     context_chars: int = Field(default=600, ge=0)
     cache_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
     breaker_threshold: int = Field(default=3, ge=1)
+    # Tokens a verdict may take (its reason included); a reply cut by it is invalid output.
+    max_tokens: int = Field(default=384, ge=16, le=32768)
+    # Send maxLength/maxItems in the JSON schema (llama.cpp and vLLM accept them; OpenAI's
+    # strict mode has refused them). The grammar always carries the bounds.
+    schema_string_bounds: bool = False
+    # The most recent user corrections shown to the model as worked examples.
+    max_correction_examples: int = Field(default=8, ge=0, le=100)
 
 
 class EntityPromoteSettings(_Section):
@@ -70,10 +77,31 @@ class EntityPurgeSettings(_Section):
     run_at_start: bool = False
 
 
+class TriageSettings(_Section):
+    # Characters of a session's digest sent to the model.
+    max_digest_chars: int = Field(default=6000, ge=200, le=200_000)
+    # Tasks one triage reply may propose (the grammar bounds the list; extra ones are dropped).
+    max_tasks: int = Field(default=8, ge=1, le=100)
+    # Open tasks of the project offered to the model to merge into.
+    max_open_tasks: int = Field(default=30, ge=0, le=500)
+    # Runs a session's triage may fail before its candidates go down the line-level path.
+    max_attempts: int = Field(default=3, ge=1, le=100)
+    # Tokens a triage reply may take.
+    max_tokens: int = Field(default=1024, ge=64, le=32768)
+
+
+class DecisionsSettings(_Section):
+    # Days a decision row is kept (the purge's housekeeping deletes older ones); 0 keeps all.
+    retention_days: int = Field(default=90, ge=0, le=36500)
+
+
 class JobsSettings(_Section):
     # Seconds a running job_runs row is held; renewed while the job works. A row whose owner
     # died is marked failed once this runs out, and its slot may run again.
     run_lease_s: int = Field(default=120, ge=1)
+    # `status --check` fails when more than this share of the last promote's decisions came
+    # from the structural fallback (the LLM was down).
+    max_fallback_share: float = Field(default=0.5, ge=0, le=1)
     entity_promote: EntityPromoteSettings = EntityPromoteSettings()
     entity_purge_v06: EntityPurgeSettings = EntityPurgeSettings()
 
@@ -115,6 +143,8 @@ class Settings(_Section):
     logging: LoggingSettings = LoggingSettings()
     noise_filter: NoiseFilterSettings = NoiseFilterSettings()
     importers: ImportersSettings = ImportersSettings()
+    triage: TriageSettings = TriageSettings()
+    decisions: DecisionsSettings = DecisionsSettings()
     source: str = Field(default="<defaults>", exclude=True)
 
     def llm_api_key(self) -> str | None:
