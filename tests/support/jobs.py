@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from yzos_jobs.config import Settings
 from yzos_jobs.db.engine import create_db_engine, make_session_factory, transaction
 from yzos_jobs.db.models import Entity, EntityCandidate, EntitySighting
-from yzos_jobs.db.queue import insert_candidates
+from yzos_jobs.db.queue import NewCandidate, insert_candidates
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.runtime import build_classifier
 
@@ -49,15 +49,14 @@ def make_ctx(
 def add_candidates(ctx: JobContext, *rows: dict[str, Any]) -> None:
     full = []
     for i, r in enumerate(rows):
-        full.append(
-            {
-                "source_kind": "window_title",
-                "source_id": f"src-{i}",
-                "suggested_kind": "project",
-                "created_at": T0 + timedelta(minutes=i),
-                **r,
-            }
-        )
+        values = {
+            "source_kind": "window_title",
+            "source_id": f"src-{i}",
+            "suggested_kind": "project",
+            "created_at": T0 + timedelta(minutes=i),
+            **r,
+        }
+        full.append(NewCandidate(**values))
     with transaction(ctx.sessions) as s:
         insert_candidates(s, full, T0)
 

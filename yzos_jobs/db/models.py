@@ -19,8 +19,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from yzos_jobs.db.types import BigId, Json, UTCDateTime
+from yzos_jobs.kinds import ENTITY_KINDS
 
-ENTITY_KINDS = ("person", "project", "task")
 ENTITY_STATUSES = ("active", "archived")
 CANDIDATE_STATUSES = ("pending", "claimed", "promoted", "rejected")
 SESSION_STATUSES = ("open", "ended")

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, insert, select, update
 from sqlalchemy.orm import Session
@@ -17,6 +16,19 @@ from sqlalchemy.orm import Session
 from yzos_jobs.db.models import EntityCandidate
 
 C = EntityCandidate
+
+
+@dataclass(frozen=True)
+class NewCandidate:
+    """A candidate as an importer or observer queues it."""
+
+    raw_text: str
+    source_kind: str
+    source_id: str
+    suggested_kind: str | None = None
+    app_bundle_id: str | None = None
+    surrounding_text: str | None = None
+    created_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -45,21 +57,21 @@ _CLAIMED_COLUMNS = (
 )
 
 
-def insert_candidates(session: Session, rows: Sequence[dict[str, Any]], now: datetime) -> int:
+def insert_candidates(session: Session, rows: Sequence[NewCandidate], now: datetime) -> int:
     """Queue new candidates (status pending)."""
     if not rows:
         return 0
     full = [
         {
-            "raw_text": r["raw_text"],
-            "suggested_kind": r.get("suggested_kind"),
-            "source_kind": r["source_kind"],
-            "source_id": r["source_id"],
-            "app_bundle_id": r.get("app_bundle_id"),
-            "surrounding_text": r.get("surrounding_text"),
+            "raw_text": r.raw_text,
+            "suggested_kind": r.suggested_kind,
+            "source_kind": r.source_kind,
+            "source_id": r.source_id,
+            "app_bundle_id": r.app_bundle_id,
+            "surrounding_text": r.surrounding_text,
             "status": "pending",
             "attempts": 0,
-            "created_at": r.get("created_at") or now,
+            "created_at": r.created_at or now,
             "updated_at": now,
         }
         for r in rows

@@ -25,13 +25,14 @@ from typing import Any
 from blake3 import blake3
 
 from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.queue import insert_candidates
+from yzos_jobs.db.queue import NewCandidate, insert_candidates
+from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers import state
 from yzos_jobs.importers.base import FileImporter
 from yzos_jobs.importers.records import clean_text
-from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
+from yzos_jobs.supply.pipeline import apply_entities
 
 IMPORTER = "aider"
 SOURCE_KIND = "ai_tool"
@@ -127,9 +128,9 @@ def _first_line(text: str) -> str:
     return line if len(line) <= REQUEST_CHARS else line[: REQUEST_CHARS - 1] + "…"
 
 
-def session_candidates(session: AiderSession, limit: int) -> list[dict[str, Any]]:
+def session_candidates(session: AiderSession, limit: int) -> list[NewCandidate]:
     """The project from the repository, tasks from commit subjects and from requests."""
-    out: list[dict[str, Any]] = []
+    out: list[NewCandidate] = []
     first_request = _first_line(session.requests[0]) if session.requests else ""
 
     def add(raw: str, kind: str, context: str) -> None:
@@ -137,14 +138,14 @@ def session_candidates(session: AiderSession, limit: int) -> list[dict[str, Any]
         if raw_text is None or noise_filter.is_noise(raw_text):
             return
         out.append(
-            {
-                "raw_text": raw_text,
-                "suggested_kind": kind,
-                "source_kind": SOURCE_KIND,
-                "source_id": session.external_id,
-                "surrounding_text": clean_text(context, limit),
-                "created_at": session.started_at,
-            }
+            NewCandidate(
+                raw_text=raw_text,
+                suggested_kind=kind,
+                source_kind=SOURCE_KIND,
+                source_id=session.external_id,
+                surrounding_text=clean_text(context, limit),
+                created_at=session.started_at,
+            )
         )
 
     repo_dir = session.repo_dir()
@@ -239,7 +240,7 @@ class AiderImporter(FileImporter):
         segment) and the file mark; then their session end promotes the candidates inline."""
         planned = [(s, session_candidates(s, self.limit)) for s in sessions]
 
-        def write(db: Any) -> list[tuple[AiderSession, list[dict[str, Any]]]]:
+        def write(db: Any) -> list[tuple[AiderSession, list[NewCandidate]]]:
             fresh = state.claim_records(
                 db, IMPORTER, [(s.external_id, "segment") for s in sessions]
             )

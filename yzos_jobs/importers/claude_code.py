@@ -19,13 +19,14 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.models import ActivitySession, ImporterSeen
-from yzos_jobs.db.queue import insert_candidates
+from yzos_jobs.db.queue import NewCandidate, insert_candidates
+from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers import state
 from yzos_jobs.importers.base import FileImporter, read_lines
 from yzos_jobs.importers.records import ImportRecordError, clean_text
-from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
+from yzos_jobs.supply.pipeline import apply_entities
 
 IMPORTER = "claude_code"
 SOURCE_KIND = "ai_tool"
@@ -113,7 +114,7 @@ class ClaudeCodeImporter(FileImporter):
         def write(s: Session) -> tuple[int, int, int, int]:
             keys = [(UUIDS, str(r["uuid"])) for _, r in records]
             fresh = state.claim_records(s, IMPORTER, keys)
-            candidates: list[dict[str, Any]] = []
+            candidates: list[NewCandidate] = []
             sessions: dict[str, tuple[str | None, datetime | None]] = {}
             count = skipped = 0
             for _, r in records:
@@ -157,15 +158,15 @@ class ClaudeCodeImporter(FileImporter):
 
     def _candidate(
         self, raw: str, kind: str, sid: str, context: str | None, at: datetime
-    ) -> dict[str, Any]:
-        return {
-            "raw_text": raw,
-            "suggested_kind": kind,
-            "source_kind": SOURCE_KIND,
-            "source_id": sid,
-            "surrounding_text": clean_text(context, self.limit),
-            "created_at": at,
-        }
+    ) -> NewCandidate:
+        return NewCandidate(
+            raw_text=raw,
+            suggested_kind=kind,
+            source_kind=SOURCE_KIND,
+            source_id=sid,
+            surrounding_text=clean_text(context, self.limit),
+            created_at=at,
+        )
 
     def _end_idle_sessions(self, path: Path) -> None:
         with self.ctx.sessions() as s:

@@ -19,7 +19,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.queue import insert_candidates
+from yzos_jobs.db.queue import NewCandidate, insert_candidates
+from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.engine import (
     SessionTriage,
@@ -33,11 +34,11 @@ from yzos_jobs.importers import state
 from yzos_jobs.importers.base import FileImporter, read_lines
 from yzos_jobs.importers.records import ImportRecordError, ImportStats, clean_text
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.observe.app_meta import AppRecord, upsert_app_metadata
-from yzos_jobs.supply.pipeline import apply_entities, upsert_activity_session
+from yzos_jobs.supply.pipeline import apply_entities
 
 IMPORTER = "jsonl"
-KINDS = ("person", "project", "task")
 BATCH = 500
 
 
@@ -85,23 +86,25 @@ def parse_line(raw: bytes, where: str, limit: int) -> Record | None:
     return Record(where, kind, sid, rid, obj)
 
 
-def _candidate_row(rec: Record, limit: int) -> dict[str, Any]:
+def _candidate_row(rec: Record, limit: int) -> NewCandidate:
     d = rec.data
     raw = clean_text(d.get("raw_text"), limit)
     if not raw:
         raise ImportRecordError(rec.where, "candidate needs raw_text")
     kind = d.get("suggested_kind")
-    if kind is not None and kind not in KINDS:
-        raise ImportRecordError(rec.where, f"suggested_kind must be one of {', '.join(KINDS)}")
-    return {
-        "raw_text": raw,
-        "suggested_kind": kind,
-        "source_kind": clean_text(d.get("source_kind"), 32) or IMPORTER,
-        "source_id": rec.session_id,
-        "app_bundle_id": clean_text(d.get("app_bundle_id"), 256),
-        "surrounding_text": clean_text(d.get("surrounding_text"), limit),
-        "created_at": _parse_time(d.get("observed_at"), rec.where) or utcnow(),
-    }
+    if kind is not None and kind not in ENTITY_KINDS:
+        raise ImportRecordError(
+            rec.where, f"suggested_kind must be one of {', '.join(ENTITY_KINDS)}"
+        )
+    return NewCandidate(
+        raw_text=raw,
+        suggested_kind=kind,
+        source_kind=clean_text(d.get("source_kind"), 32) or IMPORTER,
+        source_id=rec.session_id,
+        app_bundle_id=clean_text(d.get("app_bundle_id"), 256),
+        surrounding_text=clean_text(d.get("surrounding_text"), limit),
+        created_at=_parse_time(d.get("observed_at"), rec.where) or utcnow(),
+    )
 
 
 def _app_record(rec: Record) -> AppRecord:
@@ -197,7 +200,7 @@ class JsonlImporter(FileImporter):
             # transaction must not count twice.
             counts, ended = ImportStats(), []
             fresh = state.claim_records(session, IMPORTER, [r.key for r in batch])
-            candidates: list[dict[str, Any]] = []
+            candidates: list[NewCandidate] = []
             apps: list[AppRecord] = []
             for rec in batch:
                 if rec.key not in fresh:
@@ -212,7 +215,7 @@ class JsonlImporter(FileImporter):
             # observer produced the candidates in them.
             opened: dict[str, Any] = {}
             for c in candidates:
-                opened.setdefault(c["source_id"], c["created_at"])
+                opened.setdefault(c.source_id, c.created_at)
             for session_id, started in sorted(opened.items()):
                 upsert_activity_session(session, IMPORTER, session_id, started_at=started)
             counts.sessions += len(opened)
@@ -240,7 +243,7 @@ class JsonlImporter(FileImporter):
         self,
         session: Session,
         rec: Record,
-        candidates: list[dict[str, Any]],
+        candidates: list[NewCandidate],
         apps: list[AppRecord],
         triage: dict[tuple[str, str], Any],
         ended: list[str],
