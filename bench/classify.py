@@ -31,13 +31,12 @@ def main() -> None:
     with _support.llm_double_process(args.latency, args.slots) as url:
         classifier = make_classifier(url, max_concurrency=args.slots, timeout_s=30.0)
         classifier.classify_many(_inputs(args.slots * 2, "warmup"))  # open the connection pool
-        before = classifier.counters.llm_calls
         started = time.perf_counter()
-        outcomes = classifier.classify_many(_inputs(args.n, "distinct"))
+        result = classifier.classify_many(_inputs(args.n, "distinct"))
         elapsed = time.perf_counter() - started
-        failures = sum(o.verdict is None for o in outcomes)
+        failures = sum(o.verdict is None for o in result.outcomes)
         achieved = args.n / elapsed
-        calls = classifier.counters.llm_calls - before
+        calls = result.usage.llm_calls
         print(
             f"distinct inputs      {args.n}  in {elapsed:.2f} s  failures {failures}  calls {calls}"
         )
@@ -48,11 +47,9 @@ def main() -> None:
 
         half = args.n // 2
         repeated = _inputs(half, "repeat") + _inputs(half, "repeat")
-        before = classifier.counters.llm_calls
         started = time.perf_counter()
-        classifier.classify_many(repeated)
+        calls = classifier.classify_many(repeated).usage.llm_calls
         elapsed = time.perf_counter() - started
-        calls = classifier.counters.llm_calls - before
         print(
             f"repeated batch       {len(repeated)} inputs, {half} distinct -> {calls} LLM calls "
             f"in {elapsed:.2f} s  ({'ok' if calls == half else 'MISMATCH'})"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from dataclasses import replace
 from datetime import timedelta
 from types import FrameType
 from typing import Any
@@ -32,7 +31,6 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.maintain import runs
 from yzos_jobs.maintain.runner import run_job
-from yzos_jobs.runtime import build_classifier
 
 log = get_logger(__name__)
 
@@ -62,8 +60,6 @@ class _Active:
 class Daemon:
     def __init__(self, ctx: JobContext) -> None:
         self.ctx = ctx
-        # One classifier per job: their counters (LLM calls per run) must not mix.
-        self.purge_ctx = replace(ctx, classifier=build_classifier(ctx.settings, ctx.sessions))
         self.active = _Active()
         self.signals = 0
         self.scheduler = BlockingScheduler(
@@ -84,7 +80,7 @@ class Daemon:
             return
         interval = timedelta(hours=self.ctx.settings.jobs.entity_purge_v06.interval_h)
         with self.active:
-            run_job(self.purge_ctx, "entity_purge_v06", runs.interval_slot(utcnow(), interval))
+            run_job(self.ctx, "entity_purge_v06", runs.interval_slot(utcnow(), interval))
 
     def _schedule(self) -> None:
         jobs = self.ctx.settings.jobs

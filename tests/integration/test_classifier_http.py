@@ -213,7 +213,7 @@ def test_dry_run_returns_the_suggested_kind_without_any_connection() -> None:
     with OpenAIDouble() as llm:
         profile = InferenceProfile(llm_backend=LlmBackend.DRY_RUN, base_url=llm.base_url)
         classifier = Classifier(profile)
-        results = classifier.classify_many([CURSOR, *_inputs(5)])
+        results = classifier.classify_many([CURSOR, *_inputs(5)]).outcomes
         single = classifier.classify(CURSOR)
     assert classifier.scheduler.active_model_id() is None
     assert llm.calls == 0 and classifier._client is None
@@ -223,7 +223,9 @@ def test_dry_run_returns_the_suggested_kind_without_any_connection() -> None:
 
 def test_concurrency_never_exceeds_max_concurrency() -> None:
     with OpenAIDouble(latency_s=0.05) as llm:
-        outcomes = make_classifier(llm.base_url, max_concurrency=3).classify_many(_inputs(30))
+        outcomes = (
+            make_classifier(llm.base_url, max_concurrency=3).classify_many(_inputs(30)).outcomes
+        )
     assert all(o.verdict for o in outcomes)
     assert llm.calls == 30
     assert 2 <= llm.max_in_flight <= 3
@@ -232,11 +234,10 @@ def test_concurrency_never_exceeds_max_concurrency() -> None:
 def test_repeated_inputs_in_a_batch_cost_one_call() -> None:
     inputs = [CURSOR] * 10 + _inputs(5) + _inputs(5)
     with OpenAIDouble() as llm:
-        classifier = make_classifier(llm.base_url)
-        outcomes = classifier.classify_many(inputs)
-    assert llm.calls == 6
-    assert [o.verdict.kind for o in outcomes[:10]] == ["project"] * 10
-    assert classifier.counters.deduplicated == 14
+        result = make_classifier(llm.base_url).classify_many(inputs)
+    assert llm.calls == 6 == result.usage.llm_calls
+    assert [o.verdict.kind for o in result.outcomes[:10]] == ["project"] * 10
+    assert result.usage.deduplicated == 14
 
 
 def test_cache_hits_within_ttl_cost_no_call_and_expire(session_factory) -> None:
@@ -244,9 +245,10 @@ def test_cache_hits_within_ttl_cost_no_call_and_expire(session_factory) -> None:
         first = make_classifier(llm.base_url, session_factory, cache_ttl_s=1)
         first.classify_many(_inputs(8))
         again = make_classifier(llm.base_url, session_factory, cache_ttl_s=1)
-        outcomes = again.classify_many(_inputs(8))
-        assert llm.calls == 8
-        assert again.counters.cache_hits == 8 and all(o.source == "cache" for o in outcomes)
+        result = again.classify_many(_inputs(8))
+        assert llm.calls == 8 and result.usage.llm_calls == 0
+        assert result.usage.cache_hits == 8
+        assert all(o.source == "cache" for o in result.outcomes)
         time.sleep(1.1)
         make_classifier(llm.base_url, session_factory, cache_ttl_s=1).classify_many(_inputs(8))
         assert llm.calls == 16
@@ -262,7 +264,7 @@ def test_other_model_does_not_share_cached_verdicts(session_factory) -> None:
 def test_circuit_breaker_fails_the_rest_of_the_batch_fast() -> None:
     with OpenAIDouble(lambda b: Status(503)) as llm:
         classifier = make_classifier(llm.base_url, max_concurrency=1, breaker_threshold=3)
-        outcomes = classifier.classify_many(_inputs(20))
+        outcomes = classifier.classify_many(_inputs(20)).outcomes
     assert llm.calls == 3
     assert all(isinstance(o.error, LlmFailed) for o in outcomes)
     assert sum("circuit open" in str(o.error) for o in outcomes) == 17

@@ -16,11 +16,11 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 from blake3 import blake3
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from yzos_jobs.inference.client import build_client, chat
 from yzos_jobs.inference.errors import (
@@ -32,15 +32,27 @@ from yzos_jobs.inference.errors import (
 )
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.scheduler import InferenceScheduler
-from yzos_jobs.inference.schema import ENTITY_KINDS, verdict_json_schema
+from yzos_jobs.inference.schema import verdict_json_schema
+from yzos_jobs.inference.types import (
+    AppMetadata,
+    Classified,
+    ClassifierUsage,
+    ClassifyInput,
+    ClassifyOutcome,
+    ClassifyVerdict,
+    VerdictSource,
+)
+from yzos_jobs.kinds import ENTITY_KINDS
 
 if TYPE_CHECKING:
     from openai import OpenAI
 
 __all__ = [
     "AppMetadata",
+    "Classified",
     "Classifier",
     "ClassifierError",
+    "ClassifierUsage",
     "ClassifyInput",
     "ClassifyOutcome",
     "ClassifyVerdict",
@@ -49,49 +61,6 @@ __all__ = [
     "LlmTimeout",
     "build_prompt",
 ]
-
-
-@dataclass(frozen=True)
-class AppMetadata:
-    bundle_id: str
-    bundle_name: str | None = None
-    category: str | None = None
-
-
-@dataclass(frozen=True)
-class ClassifyInput:
-    raw_text: str
-    source_kind: str
-    source_id: str
-    suggested_kind: str | None = None
-    app_bundle_id: str | None = None
-    app_metadata: AppMetadata | None = None
-    surrounding_text: str | None = None
-
-
-class ClassifyVerdict(BaseModel):
-    """The verdict, and the JSON object the model must return."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    is_real_entity: bool
-    kind: Literal["person", "project", "task", "app", "noise"] | None
-    display_name: str | None
-    confidence: float
-    reason: str
-
-
-VerdictSource = Literal["llm", "cache", "dry_run"]
-
-
-@dataclass(frozen=True)
-class ClassifyOutcome:
-    """One input's result in a batch: a verdict, or the error that stands in for it."""
-
-    verdict: ClassifyVerdict | None
-    error: ClassifierError | None
-    source: VerdictSource | None
-    model_id: str | None
 
 
 class VerdictStore(Protocol):
@@ -105,6 +74,7 @@ class VerdictStore(Protocol):
 
 
 AppLookup = Callable[[Sequence[str]], Mapping[str, AppMetadata]]
+_Result = tuple[ClassifyVerdict | None, ClassifierError | None, VerdictSource]
 
 SYSTEM_PROMPT = """\
 You judge one candidate name observed on a person's computer (window titles, clipboard, AI coding \
@@ -317,31 +287,23 @@ class _Breaker:
                 self.consecutive += 1
 
 
-@dataclass
-class ClassifierCounters:
-    llm_calls: int = 0
-    cache_hits: int = 0
-    deduplicated: int = 0
-    failures: int = 0
-    latencies_s: list[float] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+class _Tally:
+    """Counts one classify_many call's work across its worker threads."""
 
-    def add(self, **deltas: int) -> None:
+    def __init__(self) -> None:
+        self.llm_calls = 0
+        self.failures = 0
+        self.latencies: list[float] = []
+        self._lock = threading.Lock()
+
+    def call(self) -> None:
         with self._lock:
-            for name, delta in deltas.items():
-                setattr(self, name, getattr(self, name) + delta)
+            self.llm_calls += 1
 
-    def record_latency(self, seconds: float) -> None:
+    def done(self, seconds: float, failed: bool) -> None:
         with self._lock:
-            self.latencies_s.append(seconds)
-
-    def snapshot(self) -> dict[str, int]:
-        return {
-            "llm_calls": self.llm_calls,
-            "cache_hits": self.cache_hits,
-            "deduplicated": self.deduplicated,
-            "failures": self.failures,
-        }
+            self.latencies.append(seconds)
+            self.failures += failed
 
 
 class Classifier:
@@ -358,7 +320,6 @@ class Classifier:
         self.scheduler = InferenceScheduler(profile)
         self.cache = cache
         self.app_lookup = app_lookup
-        self.counters = ClassifierCounters()
         self._api_key = api_key
         self._client = client
 
@@ -369,59 +330,69 @@ class Classifier:
         return self._client
 
     def classify(self, inp: ClassifyInput) -> ClassifyVerdict:
-        outcome = self.classify_many([inp])[0]
+        outcome = self.classify_many([inp]).outcomes[0]
         if outcome.error is not None:
             raise outcome.error
         assert outcome.verdict is not None
         return outcome.verdict
 
-    def classify_many(self, inputs: Sequence[ClassifyInput]) -> list[ClassifyOutcome]:
+    def classify_many(self, inputs: Sequence[ClassifyInput]) -> Classified:
+        """Judge a batch: identical inputs asked once, cached verdicts served, the rest asked with
+        bounded concurrency. Returns every input's outcome, in order, with what it cost."""
+        started = time.monotonic()
         model_id = self.scheduler.active_model_id()
         if model_id is None:
-            return [ClassifyOutcome(dry_run_verdict(i), None, "dry_run", None) for i in inputs]
+            outcomes = [ClassifyOutcome(dry_run_verdict(i), None, "dry_run", None) for i in inputs]
+            return Classified(outcomes, ClassifierUsage(seconds=time.monotonic() - started))
         inputs = self._with_app_metadata(inputs)
         ctx = self.profile.context_chars
         hashes = [input_hash(i, ctx) for i in inputs]
         distinct: dict[str, ClassifyInput] = {}
         for h, inp in zip(hashes, inputs, strict=True):
             distinct.setdefault(h, inp)
-        self.counters.add(deduplicated=len(inputs) - len(distinct))
-
-        results: dict[str, tuple[ClassifyVerdict | None, ClassifierError | None, VerdictSource]]
-        results = {}
-        if self.cache is not None and distinct:
-            for h, raw in self.cache.get_many(model_id, PROMPT_VERSION, distinct).items():
-                try:
-                    results[h] = (
-                        enforce_invariants(ClassifyVerdict.model_validate(raw)),
-                        None,
-                        "cache",
-                    )
-                except (ValidationError, LlmInvalidOutput):
-                    continue  # a stale or damaged entry is simply asked again
-            self.counters.add(cache_hits=len(results))
-
+        results = self._cached(model_id, distinct)
+        cache_hits = len(results)
+        tally = _Tally()
         misses = [h for h in distinct if h not in results]
-        breaker = _Breaker(self.profile.breaker_threshold)
         fresh: dict[str, dict[str, Any]] = {}
         if misses:
+            breaker = _Breaker(self.profile.breaker_threshold)
             workers = min(self.profile.max_concurrency, len(misses))
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="classify") as pool:
-                answers = pool.map(lambda h: self._ask(distinct[h], breaker), misses)
+                answers = pool.map(lambda h: self._ask(distinct[h], breaker, tally), misses)
                 for h, (verdict, error) in zip(misses, answers, strict=True):
                     results[h] = (verdict, error, "llm")
                     if verdict is not None:
                         fresh[h] = verdict.model_dump()
         if self.cache is not None and fresh:
             self.cache.put_many(model_id, PROMPT_VERSION, fresh)
-
         outcomes = []
         for h in hashes:
             verdict, error, source = results[h]
             outcomes.append(
                 ClassifyOutcome(verdict, error, source if error is None else None, model_id)
             )
-        return outcomes
+        usage = ClassifierUsage(
+            llm_calls=tally.llm_calls,
+            cache_hits=cache_hits,
+            deduplicated=len(inputs) - len(distinct),
+            failures=tally.failures,
+            seconds=time.monotonic() - started,
+            latencies_s=tuple(tally.latencies),
+        )
+        return Classified(outcomes, usage)
+
+    def _cached(self, model_id: str, distinct: Mapping[str, ClassifyInput]) -> dict[str, _Result]:
+        results: dict[str, _Result] = {}
+        if self.cache is None or not distinct:
+            return results
+        for h, raw in self.cache.get_many(model_id, PROMPT_VERSION, distinct).items():
+            try:
+                verdict = enforce_invariants(ClassifyVerdict.model_validate(raw))
+            except (ValidationError, LlmInvalidOutput):
+                continue  # a stale or damaged entry is simply asked again
+            results[h] = (verdict, None, "cache")
+        return results
 
     def _with_app_metadata(self, inputs: Sequence[ClassifyInput]) -> list[ClassifyInput]:
         wanted = sorted({i.app_bundle_id for i in inputs if i.app_bundle_id and not i.app_metadata})
@@ -436,29 +407,28 @@ class Classifier:
         ]
 
     def _ask(
-        self, inp: ClassifyInput, breaker: _Breaker
+        self, inp: ClassifyInput, breaker: _Breaker, tally: _Tally
     ) -> tuple[ClassifyVerdict | None, ClassifierError | None]:
         if breaker.open:
-            self.counters.add(failures=1)
+            tally.done(0.0, failed=True)
             return None, LlmFailed(
                 f"circuit open after {breaker.threshold} consecutive failures; not calling "
                 f"{self.profile.base_url} again in this batch"
             )
         started = time.monotonic()
         try:
-            verdict = self._ask_with_reask(inp)
+            verdict = self._ask_with_reask(inp, tally)
         except ClassifierError as exc:
             breaker.record(exc)
-            self.counters.add(failures=1)
+            tally.done(time.monotonic() - started, failed=True)
             return None, exc
-        finally:
-            self.counters.record_latency(time.monotonic() - started)
         breaker.record(None)
+        tally.done(time.monotonic() - started, failed=False)
         return verdict, None
 
-    def _ask_with_reask(self, inp: ClassifyInput) -> ClassifyVerdict:
+    def _ask_with_reask(self, inp: ClassifyInput, tally: _Tally) -> ClassifyVerdict:
         messages = build_prompt(inp, self.profile.context_chars)
-        self.counters.add(llm_calls=1)
+        tally.call()
         reply = chat(self.client, self.profile, messages)
         try:
             return parse_verdict(reply.content)
@@ -469,7 +439,7 @@ class Classifier:
                 {"role": "assistant", "content": reply.content},
                 {"role": "user", "content": _REASK.format(error=first)},
             ]
-            self.counters.add(llm_calls=1)
+            tally.call()
             second = chat(self.client, self.profile, messages)
             try:
                 return parse_verdict(second.content)

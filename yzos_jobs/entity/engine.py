@@ -16,7 +16,12 @@ from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.models import Entity
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
-from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome, normalize_display_name
+from yzos_jobs.entity.classifier import (
+    ClassifierUsage,
+    ClassifyInput,
+    ClassifyOutcome,
+    normalize_display_name,
+)
 from yzos_jobs.entity.sightings import Sighting, add_sightings
 from yzos_jobs.entity.updater import (
     EntityRef,
@@ -196,6 +201,7 @@ class JudgedTriage:
     items: list[TriageProject | TriageTask | TriagePerson]
     outcomes: list[ClassifyOutcome]
     seen_at: datetime
+    usage: ClassifierUsage
 
 
 def judge_triage(
@@ -207,12 +213,10 @@ def judge_triage(
         *triage.tasks,
         *triage.persons,
     ]
-    outcomes = (
-        ctx.classifier.classify_many([_input(_proposal(i), session_id) for i in items])
-        if items
-        else []
-    )
-    return JudgedTriage(session_id, items, outcomes, seen_at or utcnow())
+    if not items:
+        return JudgedTriage(session_id, items, [], seen_at or utcnow(), ClassifierUsage())
+    result = ctx.classifier.classify_many([_input(_proposal(i), session_id) for i in items])
+    return JudgedTriage(session_id, items, result.outcomes, seen_at or utcnow(), result.usage)
 
 
 def write_triage(session: Session, judged: JudgedTriage, markers: Sequence[str]) -> TriageStats:

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from yzos_jobs.entity.classifier import AppMetadata, Classifier, ClassifyInput
+from yzos_jobs.entity.classifier import AppMetadata, Classifier, ClassifierUsage, ClassifyInput
+from yzos_jobs.kinds import VERDICT_KINDS
 
-LABELS = ("person", "project", "task", "app", "noise")
+LABELS = VERDICT_KINDS
 FAILED = "error"
 
 
@@ -133,13 +134,14 @@ def predicted_kind(outcome_kind: str | None, is_real: bool) -> str:
 def evaluate(classifier: Classifier, path: Path, batch_size: int = 200) -> EvalReport:
     report = EvalReport()
     started = time.monotonic()
-    before = classifier.counters.snapshot()
-    latencies_before = len(classifier.counters.latencies_s)
+    usage = ClassifierUsage()
     batch: list[LabelledCase] = []
 
     def flush() -> None:
-        outcomes = classifier.classify_many([c.input for c in batch])
-        for case, outcome in zip(batch, outcomes, strict=True):
+        nonlocal usage
+        result = classifier.classify_many([c.input for c in batch])
+        usage += result.usage
+        for case, outcome in zip(batch, result.outcomes, strict=True):
             if outcome.verdict is None:
                 report.failures += 1
                 predicted = FAILED
@@ -155,10 +157,9 @@ def evaluate(classifier: Classifier, path: Path, batch_size: int = 200) -> EvalR
             flush()
     if batch:
         flush()
-    after = classifier.counters.snapshot()
-    report.llm_calls = after["llm_calls"] - before["llm_calls"]
-    report.cache_hits = after["cache_hits"] - before["cache_hits"]
-    report.latencies_s = classifier.counters.latencies_s[latencies_before:]
+    report.llm_calls = usage.llm_calls
+    report.cache_hits = usage.cache_hits
+    report.latencies_s = list(usage.latencies_s)
     report.seconds = time.monotonic() - started
     return report
 

@@ -24,7 +24,12 @@ from yzos_jobs.db.models import Entity, EntityCandidate, EntityOverride
 from yzos_jobs.db.queue import ClaimedCandidate, claim_batch
 from yzos_jobs.db.types import Json, UTCDateTime, utcnow
 from yzos_jobs.entity import noise_filter
-from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome, normalize_display_name
+from yzos_jobs.entity.classifier import (
+    ClassifierUsage,
+    ClassifyInput,
+    ClassifyOutcome,
+    normalize_display_name,
+)
 from yzos_jobs.entity.sightings import Sighting, add_sightings, fingerprint
 from yzos_jobs.jobcontext import JobContext
 
@@ -558,6 +563,7 @@ def claim_next_batch(
 class DecidedBatch:
     decisions: list[Prepared]
     failed: int
+    usage: ClassifierUsage
 
 
 def decide_batch(
@@ -578,10 +584,11 @@ def decide_batch(
         else nullcontext()
     )
     with keeper:
-        outcomes = ctx.classifier.classify_many([candidate_input(c) for c in ask])
+        result = ctx.classifier.classify_many([candidate_input(c) for c in ask])
+    outcomes = result.outcomes
     by_id: dict[int, ClassifyOutcome] = {c.id: o for c, o in zip(ask, outcomes, strict=True)}
     decisions = [prepare(c, decide(c, by_id.get(c.id), on_failure)) for c in batch]
-    return DecidedBatch(decisions, sum(o.error is not None for o in outcomes))
+    return DecidedBatch(decisions, sum(o.error is not None for o in outcomes), result.usage)
 
 
 def write_batch(ctx: JobContext, decided: DecidedBatch) -> PromoteStats:

@@ -19,7 +19,7 @@ from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
 from yzos_jobs.db.queue import count_by_status, reclaim_expired, release_owned
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.db.verdict_cache import delete_expired_verdicts
-from yzos_jobs.entity.classifier import ClassifyInput, ClassifyOutcome
+from yzos_jobs.entity.classifier import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.entity.updater import (
     DecidedBatch,
     PromoteStats,
@@ -35,13 +35,6 @@ from yzos_jobs.maintain.runs import prune_runs
 log = get_logger(__name__)
 
 JobStats = dict[str, Any]
-
-
-def _with_classifier_counts(ctx: JobContext, before: dict[str, int], stats: JobStats) -> JobStats:
-    after = ctx.classifier.counters.snapshot()
-    stats["llm_calls"] = after["llm_calls"] - before["llm_calls"]
-    stats["cache_hits"] = after["cache_hits"] - before["cache_hits"]
-    return stats
 
 
 def _write_and_advance(ctx: JobContext, decided: DecidedBatch) -> PromoteStats:
@@ -80,7 +73,7 @@ def _hand_back_on_error(ctx: JobContext) -> Iterator[None]:
 def run_entity_promote(ctx: JobContext) -> JobStats:
     """Promote pending candidates, batch by batch, until none are left or a stop is asked for."""
     cfg = ctx.settings.jobs.entity_promote
-    started, before = time.monotonic(), ctx.classifier.counters.snapshot()
+    started, usage = time.monotonic(), ClassifierUsage()
     with transaction(ctx.sessions) as s:
         reclaimed = reclaim_expired(s, utcnow())
         planner_stats = PlannerStatsKeeper(s, "entities")
@@ -107,6 +100,7 @@ def run_entity_promote(ctx: JobContext) -> JobStats:
                 max_attempts=cfg.max_attempts,
                 lease_s=cfg.lease_s,
             )
+            usage += decided.usage
             if writing is not None:
                 _collect(ctx, total, writing.result(), planner_stats)
             writing = writer.submit(_write_and_advance, ctx, decided)
@@ -118,8 +112,8 @@ def run_entity_promote(ctx: JobContext) -> JobStats:
         "reclaimed": reclaimed,
         "batches": batches,
         "stopped": ctx.stop.is_set(),
+        **usage.counts(),
     }
-    result = _with_classifier_counts(ctx, before, result)
     result["seconds"] = round(time.monotonic() - started, 3)
     return result
 
@@ -259,7 +253,7 @@ def _housekeeping(ctx: JobContext) -> JobStats:
 def run_entity_purge_v06(ctx: JobContext) -> JobStats:
     """Re-judge active entities within `max_llm_calls`; noise/app becomes archived for good."""
     cfg = ctx.settings.jobs.entity_purge_v06
-    started, before = time.monotonic(), ctx.classifier.counters.snapshot()
+    started, usage = time.monotonic(), ClassifierUsage()
     stats = PurgeStats()
     if ctx.classifier.scheduler.active_model_id() is None:
         # DryRun would answer "real, as suggested" for every entity: nothing to learn.
@@ -267,15 +261,14 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
             **asdict(stats),
             **_housekeeping(ctx),
             "skipped_reason": "dry_run: no model to re-judge with",
+            **usage.counts(),
         }
-        result = _with_classifier_counts(ctx, before, result)
         result["seconds"] = round(time.monotonic() - started, 3)
         return result
     run_started = utcnow()
     failed_ids: set[int] = set()
     while not ctx.stop.is_set():
-        used = ctx.classifier.counters.llm_calls - before["llm_calls"]
-        budget = cfg.max_llm_calls - used
+        budget = cfg.max_llm_calls - usage.llm_calls
         if budget <= 0:
             break
         with ctx.sessions() as s:
@@ -293,7 +286,8 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
             )
             for e in entities
         ]
-        outcomes = ctx.classifier.classify_many(inputs)
+        classified = ctx.classifier.classify_many(inputs)
+        outcomes, usage = classified.outcomes, usage + classified.usage
         failed_ids.update(e.id for e, o in zip(entities, outcomes, strict=True) if o.error)
         written = run_in_transaction(
             ctx.sessions,
@@ -307,8 +301,12 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
         if all(o.error for o in outcomes):
             log.warning("entity_purge_v06 stopping: every re-judgement in a batch failed")
             break
-    result = {**asdict(stats), **_housekeeping(ctx), "stopped": ctx.stop.is_set()}
-    result = _with_classifier_counts(ctx, before, result)
+    result = {
+        **asdict(stats),
+        **_housekeeping(ctx),
+        "stopped": ctx.stop.is_set(),
+        **usage.counts(),
+    }
     result["seconds"] = round(time.monotonic() - started, 3)
     return result
 

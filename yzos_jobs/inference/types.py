@@ -1,0 +1,92 @@
+"""The classifier's contract types: what it is asked, what it answers, what a batch cost.
+
+They live below the classifier so that observers, the job context and the database layer can
+speak of them without importing the judge; `entity/classifier.py` re-exports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from yzos_jobs.inference.errors import ClassifierError
+from yzos_jobs.kinds import VerdictKind
+
+
+@dataclass(frozen=True)
+class AppMetadata:
+    bundle_id: str  # com.tdesktop.Telegram
+    bundle_name: str | None = None  # Info.plist CFBundleName
+    # LSApplicationCategoryType, e.g. public.app-category.social-networking
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class ClassifyInput:
+    raw_text: str  # display_name / hypothesized name to judge
+    source_kind: str  # cron | llm_triage | clipboard | ai_tool | window_title | ...
+    source_id: str  # candidate id / session id
+    suggested_kind: str | None = None  # project | task | person, proposed upstream
+    app_bundle_id: str | None = None
+    app_metadata: AppMetadata | None = None  # looked up from app_metadata when only the id is known
+    surrounding_text: str | None = None  # context for the judge
+
+
+class ClassifyVerdict(BaseModel):
+    """The verdict, and the JSON object the model must return."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    is_real_entity: bool
+    kind: VerdictKind | None
+    display_name: str | None
+    confidence: float
+    reason: str
+
+
+VerdictSource = Literal["llm", "cache", "dry_run"]
+
+
+@dataclass(frozen=True)
+class ClassifyOutcome:
+    """One input's result in a batch: a verdict, or the error that stands in for it."""
+
+    verdict: ClassifyVerdict | None
+    error: ClassifierError | None
+    source: VerdictSource | None
+    model_id: str | None
+
+
+@dataclass(frozen=True)
+class ClassifierUsage:
+    """What one or more classify_many calls cost; summed with `+`."""
+
+    llm_calls: int = 0
+    cache_hits: int = 0
+    deduplicated: int = 0
+    failures: int = 0
+    seconds: float = 0.0
+    latencies_s: tuple[float, ...] = field(default=(), repr=False)
+
+    def __add__(self, other: ClassifierUsage) -> ClassifierUsage:
+        return ClassifierUsage(
+            self.llm_calls + other.llm_calls,
+            self.cache_hits + other.cache_hits,
+            self.deduplicated + other.deduplicated,
+            self.failures + other.failures,
+            self.seconds + other.seconds,
+            self.latencies_s + other.latencies_s,
+        )
+
+    def counts(self) -> dict[str, int]:
+        return {"llm_calls": self.llm_calls, "cache_hits": self.cache_hits}
+
+
+@dataclass(frozen=True)
+class Classified:
+    """A batch's outcomes, in input order, and what producing them cost."""
+
+    outcomes: list[ClassifyOutcome]
+    usage: ClassifierUsage
