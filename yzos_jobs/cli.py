@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from yzos_jobs.entity.classifier import ClassifierError, ClassifyInput
 from yzos_jobs.importers.records import ImportPathError
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import configure_logging, get_logger
-from yzos_jobs.maintain.jobs import JOBS
+from yzos_jobs.maintain.jobs import JOB_ALIASES, JOBS
 from yzos_jobs.maintain.runner import run_job
 from yzos_jobs.observe.app_meta import default_app_dirs, scan_apps, upsert_app_metadata
 from yzos_jobs.progress import progress_bar, render_counts
@@ -215,14 +215,13 @@ def _job_context(app: AppContext) -> JobContext:
 
 
 @cli.command("once")
-@click.argument("job", type=click.Choice(sorted(JOBS)))
+@click.argument("job", type=click.Choice(sorted([*JOBS, *JOB_ALIASES])))
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @pass_app
 def once_cmd(app: AppContext, job: str, as_json: bool) -> None:
     """Run one job now, in a slot of its own, and print its counts."""
-    ctx = _job_context(app)
     with progress_bar(job) as bar:
-        ctx.progress, ctx.total = bar.advance, bar.set_total
+        ctx = replace(_job_context(app), progress=bar.advance, total=bar.set_total)
         result = run_job(ctx, job)
     if as_json:
         click.echo(

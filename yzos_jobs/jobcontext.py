@@ -1,4 +1,8 @@
-"""What a job needs, handed down once: settings, sessions, classifier, identity, stop flag."""
+"""What a job needs, handed down once: settings, sessions, classifier, identity, stop flag.
+
+Frozen: a caller that needs a variant (a progress bar, another classifier) builds a changed copy
+with `dataclasses.replace`.
+"""
 
 from __future__ import annotations
 
@@ -11,18 +15,19 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import Settings
-from yzos_jobs.entity.classifier import Classifier
+from yzos_jobs.db.engine import has_concurrent_writers
+from yzos_jobs.inference.types import Judge
 
 
 def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-@dataclass
+@dataclass(frozen=True)
 class JobContext:
     settings: Settings
     sessions: sessionmaker[Session]
-    classifier: Classifier
+    classifier: Judge
     owner: str = field(default_factory=default_owner)
     stop: threading.Event = field(default_factory=threading.Event)
     # Called with the number of items just finished (drives a progress bar on a terminal).
@@ -33,3 +38,8 @@ class JobContext:
     def advance(self, n: int) -> None:
         if self.progress is not None and n:
             self.progress(n)
+
+    @property
+    def concurrent_writers(self) -> bool:
+        """Whether other processes may write the same rows at the same time (PostgreSQL)."""
+        return has_concurrent_writers(self.sessions)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from yzos_jobs.config import Settings
-from yzos_jobs.db.models import Entity
+from yzos_jobs.db import runs
+from yzos_jobs.db.entities import count_by_kind_and_status
 from yzos_jobs.db.queue import count_by_status
 from yzos_jobs.db.types import utcnow
-from yzos_jobs.maintain import runs
+from yzos_jobs.kinds import ENTITY_KINDS
 
 RECENT = timedelta(minutes=15)
 
@@ -28,11 +28,7 @@ def _allowed_age(settings: Settings, job: str) -> timedelta:
 
 def collect_status(session: Session, settings: Settings) -> dict[str, Any]:
     now = utcnow()
-    entities: dict[str, dict[str, int]] = {}
-    for kind, status, n in session.execute(
-        select(Entity.kind, Entity.status, func.count()).group_by(Entity.kind, Entity.status)
-    ):
-        entities.setdefault(status, {})[kind] = int(n)
+    entities = count_by_kind_and_status(session)
     jobs: dict[str, Any] = {}
     problems: list[str] = []
     for name, run in sorted(runs.last_runs(session).items()):
@@ -77,7 +73,7 @@ def render_status(report: dict[str, Any]) -> str:
         kinds = report["entities"].get(status, {})
         lines.append(
             f"{status:<10}  "
-            + "  ".join(f"{k} {kinds.get(k, 0)}" for k in ("person", "project", "task"))
+            + "  ".join(f"{k} {kinds.get(k, 0)}" for k in ENTITY_KINDS)
         )
     if not report["jobs"]:
         lines.append("jobs        no runs yet")

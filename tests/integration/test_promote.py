@@ -161,7 +161,7 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
     from yzos_jobs.db.models import EntityCandidate
     from yzos_jobs.db.queue import claim_batch
     from yzos_jobs.db.types import utcnow
-    from yzos_jobs.entity.updater import promote_candidates
+    from yzos_jobs.entity.updater import promote_candidate, write_decisions
 
     ctx = make_ctx(db_url)
     add_candidates(ctx, {"raw_text": "Kept"}, {"raw_text": "Stolen"})
@@ -174,7 +174,7 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
             .where(EntityCandidate.raw_text == "Stolen")
             .values(claimed_by="other:2")
         )
-    stats = promote_candidates(ctx, batch, on_failure="fallback")
+    stats = write_decisions(ctx, promote_candidate(ctx, batch, on_failure="fallback"))
     assert (stats.promoted, stats.lost) == (1, 1)
     kept, stolen = candidates(ctx)
     assert kept.status == "promoted"

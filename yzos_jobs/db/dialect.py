@@ -1,15 +1,26 @@
-"""Dialect helpers: INSERT … ON CONFLICT and row locking, the same call on PostgreSQL and SQLite."""
+"""Where PostgreSQL and SQLite differ, decided here and only here: INSERT … ON CONFLICT, batches of
+rows as one PostgreSQL parameter, planner statistics. Used by the other db modules only."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Table, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase, Session
+
+T = TypeVar("T")
+
+# Rows per statement where a list of values becomes bound parameters (SQLite allows 32,766).
+CHUNK = 1000
+
+
+def chunks(items: Sequence[T], size: int = CHUNK) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
 
 
 def dialect_name(session: Session) -> str:

@@ -104,3 +104,9 @@ def run_in_transaction(
                 raise
             time.sleep(0.05 * attempt)
     raise AssertionError("unreachable")
+
+
+def has_concurrent_writers(factory: sessionmaker[Session]) -> bool:
+    """PostgreSQL lets several daemons write at once; SQLite serialises writers."""
+    bind = factory.kw["bind"]
+    return bool(bind is not None and bind.dialect.name == "postgresql")

@@ -1,7 +1,9 @@
-"""The candidate queue: insert, claim with a lease (FOR UPDATE SKIP LOCKED), reclaim expired leases.
+"""The candidate queue, and every state change of a candidate: insert, claim with a lease
+(FOR UPDATE SKIP LOCKED), extend, release back to pending, finish (promoted or rejected).
 
 A claim is committed before any LLM call, so a daemon that dies holding candidates loses nothing:
-its leases expire and `reclaim_expired` hands the rows back to the queue.
+its leases expire and `reclaim_expired` hands the rows back to the queue. Every write after the
+claim names the owner and the state it expects; a row that changed hands is left alone.
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, func, insert, select, update
+from sqlalchemy import ColumnElement, and_, bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows
 from yzos_jobs.db.models import EntityCandidate
+from yzos_jobs.db.types import Json, UTCDateTime
 
 C = EntityCandidate
 
@@ -42,6 +47,16 @@ class ClaimedCandidate:
     surrounding_text: str | None
     attempts: int
     created_at: datetime
+
+
+@dataclass(frozen=True)
+class FinishedCandidate:
+    """The final state of one owned candidate: its entity (if any), verdict and reason."""
+
+    id: int
+    entity_id: int | None
+    verdict: dict[str, Any] | None
+    reason: str | None = None
 
 
 _CLAIMED_COLUMNS = (
@@ -80,16 +95,6 @@ def insert_candidates(session: Session, rows: Sequence[NewCandidate], now: datet
     return len(full)
 
 
-def reclaim_expired(session: Session, now: datetime) -> int:
-    """Claims whose lease ran out go back to pending (their owner died or stalled)."""
-    result = session.connection().execute(
-        update(C)
-        .where(C.status == "claimed", C.lease_until < now)
-        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
-    )
-    return int(result.rowcount or 0)
-
-
 def claim_batch(
     session: Session,
     owner: str,
@@ -98,13 +103,14 @@ def claim_batch(
     lease_s: float,
     now: datetime,
     after_id: int = 0,
-    where: ColumnElement[bool] | None = None,
+    source_ids: Sequence[str] | None = None,
 ) -> list[ClaimedCandidate]:
-    """Claim up to `limit` pending candidates with id > after_id, in id order. PostgreSQL skips
-    rows another daemon is claiming (FOR UPDATE SKIP LOCKED); SQLite serialises writers."""
-    condition = and_(C.status == "pending", C.id > after_id)
-    if where is not None:
-        condition = and_(condition, where)
+    """Claim up to `limit` pending candidates with id > after_id (of the given sources, if any),
+    in id order. PostgreSQL skips rows another daemon is claiming (FOR UPDATE SKIP LOCKED);
+    SQLite serialises writers."""
+    condition: ColumnElement[bool] = and_(C.status == "pending", C.id > after_id)
+    if source_ids is not None:
+        condition = and_(condition, C.source_id.in_(list(source_ids)))
     ids = (
         select(C.id).where(condition).order_by(C.id).limit(limit).with_for_update(skip_locked=True)
     )
@@ -126,25 +132,127 @@ def claim_batch(
     return rows
 
 
+def _owned(owner: str) -> ColumnElement[bool]:
+    return and_(C.status == "claimed", C.claimed_by == owner)
+
+
 def extend_lease(
     session: Session, owner: str, ids: Sequence[int], lease_s: float, now: datetime
 ) -> int:
-    if not ids:
-        return 0
+    total = 0
+    for chunk in chunks(ids):
+        result = session.connection().execute(
+            update(C)
+            .where(C.id.in_(chunk), _owned(owner))
+            .values(lease_until=now + timedelta(seconds=lease_s))
+        )
+        total += int(result.rowcount or 0)
+    return total
+
+
+def _release(session: Session, condition: ColumnElement[bool], now: datetime) -> int:
+    """The one claimed → pending transition (attempts stay counted)."""
     result = session.connection().execute(
         update(C)
-        .where(C.id.in_(list(ids)), C.status == "claimed", C.claimed_by == owner)
-        .values(lease_until=now + timedelta(seconds=lease_s))
+        .where(C.status == "claimed", condition)
+        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
     )
     return int(result.rowcount or 0)
 
 
+def release_candidates(session: Session, owner: str, ids: Sequence[int], now: datetime) -> int:
+    """Hand these claimed candidates back to the queue."""
+    return sum(
+        _release(session, and_(C.id.in_(chunk), C.claimed_by == owner), now)
+        for chunk in chunks(ids)
+    )
+
+
 def release_owned(session: Session, owner: str, now: datetime) -> int:
     """Hand back every candidate this owner holds (a failed or interrupted run)."""
-    result = session.connection().execute(
+    return _release(session, C.claimed_by == owner, now)
+
+
+def reclaim_expired(session: Session, now: datetime) -> int:
+    """Claims whose lease ran out go back to pending (their owner died or stalled)."""
+    return _release(session, C.lease_until < now, now)
+
+
+def lock_owned(session: Session, owner: str, ids: Sequence[int], now: datetime) -> set[int]:
+    """Lock the candidates this owner still holds (the rest were lost: lease expired, taken)."""
+    if is_postgres(session):
+        # A row lock, not a write: the final UPDATE is the only new row version.
+        return set(
+            session.connection().scalars(
+                text(
+                    "SELECT id FROM entity_candidates WHERE id = ANY(CAST(:ids AS bigint[])) "
+                    "AND status = 'claimed' AND claimed_by = :owner FOR UPDATE"
+                ),
+                {"ids": list(ids), "owner": owner},
+            )
+        )
+    owned: set[int] = set()
+    for chunk in chunks(ids):
+        stmt = (
+            update(C)
+            .where(C.id.in_(chunk), _owned(owner))
+            .values(updated_at=now)
+            .returning(C.id)
+        )
+        owned.update(session.connection().scalars(stmt))
+    return owned
+
+
+FinalStatus = Literal["promoted", "rejected"]
+
+
+def finish_candidates(
+    session: Session,
+    owner: str,
+    status: FinalStatus,
+    rows: Sequence[FinishedCandidate],
+    now: datetime,
+) -> int:
+    """Set the final state of owned candidates. Returns how many this owner still held."""
+    if not rows:
+        return 0
+    params = [{"cid": r.id, "eid": r.entity_id, "v": r.verdict, "reason": r.reason} for r in rows]
+    if is_postgres(session):
+        return _finish_pg(session, owner, status, params, now)
+    stmt = (
         update(C)
-        .where(C.status == "claimed", C.claimed_by == owner)
-        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
+        .where(C.id == bindparam("cid"), _owned(owner))
+        .values(
+            status=status,
+            entity_id=bindparam("eid"),
+            verdict=bindparam("v", type_=Json),
+            reject_reason=bindparam("reason"),
+            decided_at=bindparam("now", type_=UTCDateTime()),
+            updated_at=bindparam("now", type_=UTCDateTime()),
+            claimed_by=None,
+            lease_until=None,
+        )
+    )
+    result = session.connection().execute(stmt, [{**p, "now": now} for p in params])
+    return int(result.rowcount or 0)
+
+
+_FINISH_COLUMNS = (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb"), ("reason", "text"))
+
+
+def _finish_pg(
+    session: Session, owner: str, status: str, params: list[dict[str, Any]], now: datetime
+) -> int:
+    """PostgreSQL: one statement for the whole batch, whatever its size."""
+    source, bound = pg_rows(_FINISH_COLUMNS, params)
+    result = session.connection().execute(
+        text(
+            "UPDATE entity_candidates AS c SET status = :status, entity_id = v.eid, "
+            "verdict = v.v, reject_reason = v.reason, decided_at = :now, updated_at = :now, "
+            f"claimed_by = NULL, lease_until = NULL FROM {source} "
+            "WHERE c.id = v.cid AND c.status = 'claimed' AND c.claimed_by = :owner"
+        ),
+        {**bound, "status": status, "now": now, "owner": owner},
     )
     return int(result.rowcount or 0)
 

@@ -13,7 +13,6 @@ import math
 import re
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from blake3 import blake3
 from pydantic import ValidationError
 
+from yzos_jobs.entity.decisions import display_name as normalize_display_name
 from yzos_jobs.inference.client import build_client, chat
 from yzos_jobs.inference.errors import (
     ClassifierError,
@@ -196,13 +196,6 @@ _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | r
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
-def normalize_display_name(name: str | None) -> str | None:
-    if name is None:
-        return None
-    cleaned = " ".join(unicodedata.normalize("NFKC", name).split()).strip("\"'`“”‘’ ")
-    return cleaned or None
-
-
 def _extract_json(text: str) -> Any:
     text = _THINK_BLOCK.sub("", text).strip()
     fenced = _FENCE.search(text)
@@ -328,6 +321,10 @@ class Classifier:
         if self._client is None:
             self._client = build_client(self.profile, self._api_key)
         return self._client
+
+    def active_model_id(self) -> str | None:
+        """The model that judges; None under DryRun (no network at all)."""
+        return self.scheduler.active_model_id()
 
     def classify(self, inp: ClassifyInput) -> ClassifyVerdict:
         outcome = self.classify_many([inp]).outcomes[0]

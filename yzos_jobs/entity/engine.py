@@ -9,30 +9,23 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.models import Entity
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity import noise_filter
-from yzos_jobs.entity.classifier import (
-    ClassifierUsage,
-    ClassifyInput,
-    ClassifyOutcome,
-    normalize_display_name,
-)
-from yzos_jobs.entity.sightings import Sighting, add_sightings
-from yzos_jobs.entity.updater import (
-    EntityRef,
-    NewEntity,
-    Promote,
-    meaningful_summary,
-    normalize_name,
-    update_existing,
+from yzos_jobs.db.entities import (
+    EntityDraft,
+    project_by_path,
+    set_entity_details,
     upsert_entities,
 )
+from yzos_jobs.db.sightings import Sighting, add_sightings
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.entity import noise_filter
+from yzos_jobs.entity.decisions import display_name, meaningful_summary, normalize_name
+from yzos_jobs.entity.updater import update_existing
+from yzos_jobs.inference.types import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.kinds import is_entity_kind
 from yzos_jobs.logging import get_logger
 
 log = get_logger(__name__)
@@ -107,90 +100,122 @@ def _input(p: _Proposal, session_id: str) -> ClassifyInput:
     )
 
 
-def _project_by_path(session: Session, path: str | None, markers: Sequence[str]) -> int | None:
-    if not path or not noise_filter.is_plausible_project_path(path, markers):
-        return None
-    normalized = noise_filter.normalize_project_path(path)
-    return session.scalar(
-        select(Entity.id)
-        .where(Entity.kind == "project", Entity.project_path == normalized)
-        .order_by(Entity.id)
-        .limit(1)
-    )
-
-
-def _merge_or_create(
-    session: Session,
-    p: _Proposal,
-    outcome: ClassifyOutcome,
-    session_id: str,
-    seen_at: datetime,
-    markers: Sequence[str],
-    stats: TriageStats,
-) -> None:
+def _verdict_entity(p: _Proposal, outcome: ClassifyOutcome, stats: TriageStats) -> str | None:
+    """The entity kind a proposal's verdict allows, or None (counted as skipped or rejected)."""
     if outcome.verdict is None:
         stats.skipped += 1
         stats.failures.append(f"{p.kind} {p.name!r}: {outcome.error}")
-        return
+        return None
     v = outcome.verdict
-    if not v.is_real_entity or v.kind not in ("person", "project", "task"):
+    if not v.is_real_entity or not is_entity_kind(v.kind):
         stats.rejected += 1
-        return
-    now = utcnow()
-    summary = meaningful_summary(p.summary)
-    entity_id = _project_by_path(session, p.path, markers) if v.kind == "project" else None
-    ref: EntityRef | None = None
-    if entity_id is None:
-        name = v.display_name or normalize_display_name(p.name) or p.name
-        promote = Promote(
-            v.kind, name, outcome.source or "llm", outcome.model_id, v.confidence, v.model_dump()
-        )
-        key = (v.kind, normalize_name(name))
-        ref = upsert_entities(session, {key: NewEntity(promote, seen_at, summary)}, now)[key]
-        entity_id = ref.id
-        if ref.created:
-            stats.created += 1
-            extra: dict[str, object] = {}
-            if v.kind == "project" and p.path:
-                extra["project_path"] = noise_filter.normalize_project_path(p.path)
-            if v.kind == "task" and p.project:
-                extra["okf"] = {"project": p.project}
-            if extra:
-                session.execute(update(Entity).where(Entity.id == entity_id).values(extra))
-        else:
-            stats.merged += 1
+        return None
+    return v.kind
+
+
+def _merge_or_create_entity(
+    session: Session,
+    kind: str,
+    p: _Proposal,
+    outcome: ClassifyOutcome,
+    at: tuple[str, datetime],
+    stats: TriageStats,
+) -> tuple[int, bool]:
+    """Find or create the entity a real verdict names. Returns (entity id, created)."""
+    v = outcome.verdict
+    assert v is not None
+    name = v.display_name or display_name(p.name) or p.name
+    draft = EntityDraft(
+        kind,
+        normalize_name(name),
+        display_name=name,
+        confidence=v.confidence,
+        verdict_source=outcome.source or "llm",
+        classified_model=outcome.model_id,
+        first_seen_at=at[1],
+        summary=meaningful_summary(p.summary),
+    )
+    ref = upsert_entities(session, [draft], utcnow())[draft.key]
+    if ref.created:
+        stats.created += 1
     else:
         stats.merged += 1
+        if draft.summary:
+            update_existing(session, {ref.id: draft.summary}, [ref])
+    return ref.id, ref.created
+
+
+def _add_sighting(
+    session: Session, entity_id: int, p: _Proposal, at: tuple[str, datetime], stats: TriageStats
+) -> None:
+    summary = meaningful_summary(p.summary)
     stats.sightings += add_sightings(
-        session, [Sighting(entity_id, SOURCE_KIND, session_id, summary, seen_at)]
+        session, [Sighting(entity_id, SOURCE_KIND, at[0], summary, at[1])]
     )
-    if summary and ref is not None and not ref.created:
-        update_existing(session, {entity_id: summary}, [ref])
 
 
 def merge_or_create_project(
     session: Session,
     project: TriageProject,
     outcome: ClassifyOutcome,
-    session_id: str,
-    seen_at: datetime,
+    at: tuple[str, datetime],
     markers: Sequence[str],
     stats: TriageStats,
 ) -> None:
-    """Match an existing project by normalized project path, else by normalized name; create it
-    when neither exists."""
-    _merge_or_create(session, _proposal(project), outcome, session_id, seen_at, markers, stats)
+    """A judged project proposal: an existing project with the same normalised path, else the
+    same name, else a new project (with its path)."""
+    p = _proposal(project)
+    if _verdict_entity(p, outcome, stats) is None:
+        return
+    path = p.path if p.path and noise_filter.is_plausible_project_path(p.path, markers) else None
+    normalized = noise_filter.normalize_project_path(path) if path else None
+    entity_id = project_by_path(session, normalized) if normalized else None
+    if entity_id is not None:
+        stats.merged += 1
+    else:
+        verdict_kind = outcome.verdict.kind if outcome.verdict else None
+        entity_id, created = _merge_or_create_entity(
+            session, verdict_kind or "project", p, outcome, at, stats
+        )
+        if created and verdict_kind == "project" and p.path:
+            set_entity_details(
+                session, entity_id, project_path=noise_filter.normalize_project_path(p.path)
+            )
+    _add_sighting(session, entity_id, p, at, stats)
 
 
 def merge_or_create_task(
     session: Session,
     task: TriageTask,
     outcome: ClassifyOutcome,
-    session_id: str,
-    seen_at: datetime,
+    at: tuple[str, datetime],
     stats: TriageStats,
 ) -> None:
-    _merge_or_create(session, _proposal(task), outcome, session_id, seen_at, (), stats)
+    """A judged task proposal: merged into the task of that name, or created (with its
+    project's name)."""
+    p = _proposal(task)
+    kind = _verdict_entity(p, outcome, stats)
+    if kind is None:
+        return
+    entity_id, created = _merge_or_create_entity(session, kind, p, outcome, at, stats)
+    if created and kind == "task" and p.project:
+        set_entity_details(session, entity_id, okf={"project": p.project})
+    _add_sighting(session, entity_id, p, at, stats)
+
+
+def _merge_or_create_person(
+    session: Session,
+    person: TriagePerson,
+    outcome: ClassifyOutcome,
+    at: tuple[str, datetime],
+    stats: TriageStats,
+) -> None:
+    p = _proposal(person)
+    kind = _verdict_entity(p, outcome, stats)
+    if kind is None:
+        return
+    entity_id, _ = _merge_or_create_entity(session, kind, p, outcome, at, stats)
+    _add_sighting(session, entity_id, p, at, stats)
 
 
 @dataclass(frozen=True)
@@ -222,14 +247,14 @@ def judge_triage(
 def write_triage(session: Session, judged: JudgedTriage, markers: Sequence[str]) -> TriageStats:
     """Merge or create what is real, in the caller's transaction."""
     stats = TriageStats()
-    sid, at = judged.session_id, judged.seen_at
+    sid, at = judged.session_id, (judged.session_id, judged.seen_at)
     for item, outcome in zip(judged.items, judged.outcomes, strict=True):
         if isinstance(item, TriageProject):
-            merge_or_create_project(session, item, outcome, sid, at, markers, stats)
+            merge_or_create_project(session, item, outcome, at, markers, stats)
         elif isinstance(item, TriageTask):
-            merge_or_create_task(session, item, outcome, sid, at, stats)
+            merge_or_create_task(session, item, outcome, at, stats)
         else:
-            _merge_or_create(session, _proposal(item), outcome, sid, at, markers, stats)
+            _merge_or_create_person(session, item, outcome, at, stats)
     if stats.skipped:
         log.warning(
             "triage proposals skipped: classifier failed",

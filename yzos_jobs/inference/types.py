@@ -6,8 +6,9 @@ speak of them without importing the judge; `entity/classifier.py` re-exports the
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -90,3 +91,13 @@ class Classified:
 
     outcomes: list[ClassifyOutcome]
     usage: ClassifierUsage
+
+
+class Judge(Protocol):
+    """What jobs need of the classifier (entity/classifier.py's `Classifier` is the one)."""
+
+    def active_model_id(self) -> str | None: ...
+
+    def classify(self, inp: ClassifyInput) -> ClassifyVerdict: ...
+
+    def classify_many(self, inputs: Sequence[ClassifyInput]) -> Classified: ...

@@ -10,11 +10,9 @@ from yzos_jobs.db.types import utcnow
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.maintain import runs
-from yzos_jobs.maintain.jobs import JOBS
+from yzos_jobs.maintain.jobs import JOBS, canonical_job
 
 log = get_logger(__name__)
-
-CANONICAL = {"entity_purge": "entity_purge_v06"}
 
 
 @dataclass
@@ -29,7 +27,7 @@ class RunResult:
 def run_job(ctx: JobContext, job: str, slot: str | None = None) -> RunResult:
     """Run `job` once. `slot` None: a slot of its own (never blocks, never blocked); a shared slot
     (the scheduled purge) runs once across every daemon."""
-    name = CANONICAL.get(job, job)
+    name = canonical_job(job)
     slot = slot or runs.private_slot("once", ctx.owner, utcnow())
     lease_s = ctx.settings.jobs.run_lease_s
     handle = runs.claim_slot(ctx.sessions, name, slot, ctx.owner, lease_s)

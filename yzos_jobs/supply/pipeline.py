@@ -1,6 +1,6 @@
-"""Activity sessions, and what happens when one ends: that session's candidates are promoted
-inline. If the classifier fails here nothing is forced: the candidates go back to the queue and
-the `entity_promote` job decides them later (with its own fallback)."""
+"""The seed's `supply` layer: what happens when an observed session ends. Its pending candidates
+are promoted inline; if the classifier fails here nothing is forced: the candidates go back to the
+queue and the `entity_promote` job decides them later (with its own fallback)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,18 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from yzos_jobs.db.engine import transaction
-from yzos_jobs.db.models import EntityCandidate
 from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.updater import PromoteStats, claim_next_batch, promote_candidates
+from yzos_jobs.entity.promote_loop import promote_pending
+from yzos_jobs.entity.updater import PromoteStats
 from yzos_jobs.jobcontext import JobContext
 
 
-def apply_entities(ctx: JobContext, session_id: str | Sequence[str]) -> PromoteStats:
+def apply_entities(ctx: JobContext, session_ids: str | Sequence[str]) -> PromoteStats:
     """Inline promote of the pending candidates of one session (or of several that ended
-    together); a failure leaves them pending."""
-    ids = [session_id] if isinstance(session_id, str) else list(session_id)
-    cfg = ctx.settings.jobs.entity_promote
-    total = PromoteStats()
-    cursor = 0
-    while True:
-        batch = claim_next_batch(ctx, cursor, EntityCandidate.source_id.in_(ids))
-        if not batch:
-            return total
-        cursor = batch[-1].id
-        total.add(promote_candidates(ctx, batch, on_failure="release", lease_s=cfg.lease_s))
+    together); a classifier failure leaves them pending."""
+    ids = [session_ids] if isinstance(session_ids, str) else list(session_ids)
+    return promote_pending(ctx, "release", source_ids=ids).stats
 
 
 def process_session_end(

@@ -1,0 +1,311 @@
+"""Entities and their overrides: create (one per (kind, normalized_name)), look up, fill in, keep
+or archive after a re-judgement, and the purge's selection.
+
+Creation relies on the UNIQUE key: two daemons promoting the same name get one entity, the second
+INSERT … ON CONFLICT DO NOTHING finds the first one's row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, case, func, select, text, tuple_, update
+from sqlalchemy.orm import Session
+
+from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows, upsert_insert
+from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
+
+EntityKey = tuple[str, str]  # (kind, normalized_name)
+
+# Verdicts that were not a model's judgement; the purge re-judges these first.
+UNJUDGED_SOURCES = ("dry_run", "fallback")
+
+
+@dataclass(frozen=True)
+class EntityDraft:
+    """What an entity is created with if it does not exist yet."""
+
+    kind: str
+    normalized_name: str
+    display_name: str
+    confidence: float | None
+    verdict_source: str
+    classified_model: str | None
+    first_seen_at: datetime
+    summary: str | None
+
+    @property
+    def key(self) -> EntityKey:
+        return (self.kind, self.normalized_name)
+
+
+@dataclass(frozen=True)
+class EntityRef:
+    id: int
+    status: str
+    overridden: bool
+    created: bool
+
+
+_DRAFT_COLUMNS = (
+    ("kind", "text"),
+    ("normalized_name", "text"),
+    ("display_name", "text"),
+    ("confidence", "float8"),
+    ("verdict_source", "text"),
+    ("classified_model", "text"),
+    ("first_seen_at", "timestamptz"),
+    ("summary", "text"),
+)
+
+
+def upsert_entities(
+    session: Session, drafts: Sequence[EntityDraft], now: datetime
+) -> dict[EntityKey, EntityRef]:
+    """Create the entities that do not exist yet, then read back the keys that already existed."""
+    ordered = sorted(drafts, key=lambda d: d.key)  # one lock order across daemons
+    refs: dict[EntityKey, EntityRef] = {}
+    if not ordered:
+        return refs
+    rows = [{name: getattr(d, name) for name, _ in _DRAFT_COLUMNS} for d in ordered]
+    if is_postgres(session):
+        source, params = pg_rows(_DRAFT_COLUMNS, rows)
+        names = ", ".join(n for n, _ in _DRAFT_COLUMNS)
+        inserted = session.connection().execute(
+            text(
+                f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
+                f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
+                f"FROM {source} ON CONFLICT (kind, normalized_name) DO NOTHING "
+                "RETURNING id, kind, normalized_name"
+            ),
+            {**params, "now": now},
+        )
+    else:
+        stmt = (
+            upsert_insert(session, Entity)
+            .on_conflict_do_nothing(index_elements=["kind", "normalized_name"])
+            .returning(Entity.id, Entity.kind, Entity.normalized_name)
+        )
+        fixed = {
+            "status": "active",
+            "sighting_count": 0,
+            "classified_at": now,
+            "created_at": now,
+            "updated_at": now,
+        }
+        inserted = session.connection().execute(stmt, [{**r, **fixed} for r in rows])
+    for eid, kind, norm in inserted:
+        refs[(kind, norm)] = EntityRef(eid, "active", overridden=False, created=True)
+    existing = [d.key for d in ordered if d.key not in refs]
+    if existing:
+        refs.update(find_entities(session, existing))
+    return refs
+
+
+def find_entities(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey, EntityRef]:
+    """The entities with these keys, with their status and whether an override pins them."""
+    refs: dict[EntityKey, EntityRef] = {}
+    if is_postgres(session):
+        source, params = pg_rows(
+            (("kind", "text"), ("normalized_name", "text")),
+            [{"kind": k, "normalized_name": n} for k, n in keys],
+        )
+        found = session.connection().execute(
+            text(
+                "SELECT e.id, e.kind, e.normalized_name, e.status, o.status FROM entities AS e "
+                f"JOIN {source} ON e.kind = v.kind AND e.normalized_name = v.normalized_name "
+                "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id"
+            ),
+            params,
+        )
+        for eid, kind, norm, status, override in found:
+            refs[(kind, norm)] = EntityRef(eid, status, override is not None, created=False)
+        return refs
+    for chunk in chunks(keys):
+        stmt = (
+            select(
+                Entity.id, Entity.kind, Entity.normalized_name, Entity.status, EntityOverride.status
+            )
+            .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
+            .where(tuple_(Entity.kind, Entity.normalized_name).in_(chunk))
+        )
+        for eid, kind, norm, status, override in session.connection().execute(stmt):
+            refs[(kind, norm)] = EntityRef(eid, status, override is not None, created=False)
+    return refs
+
+
+def fill_missing_summaries(session: Session, summaries: Mapping[int, str]) -> None:
+    """Give active entities without a summary the one offered."""
+    params = [{"eid": eid, "s": s} for eid, s in sorted(summaries.items())]
+    if not params:
+        return
+    if is_postgres(session):
+        source, arrays = pg_rows((("eid", "bigint"), ("s", "text")), params)
+        session.connection().execute(
+            text(
+                f"UPDATE entities AS e SET summary = v.s FROM {source} "
+                "WHERE e.id = v.eid AND e.summary IS NULL AND e.status = 'active'"
+            ),
+            arrays,
+        )
+        return
+    stmt = (
+        update(Entity)
+        .where(Entity.id == bindparam("eid"), Entity.summary.is_(None), Entity.status == "active")
+        .values(summary=bindparam("s"))
+    )
+    session.connection().execute(stmt, params)
+
+
+def project_by_path(session: Session, normalized_path: str) -> int | None:
+    return session.scalar(
+        select(Entity.id)
+        .where(Entity.kind == "project", Entity.project_path == normalized_path)
+        .order_by(Entity.id)
+        .limit(1)
+    )
+
+
+def set_entity_details(
+    session: Session,
+    entity_id: int,
+    *,
+    project_path: str | None = None,
+    okf: dict[str, Any] | None = None,
+) -> None:
+    values: dict[str, Any] = {}
+    if project_path is not None:
+        values["project_path"] = project_path
+    if okf is not None:
+        values["okf"] = okf
+    if values:
+        session.execute(update(Entity).where(Entity.id == entity_id).values(values))
+
+
+@dataclass(frozen=True)
+class EntityToJudge:
+    id: int
+    kind: str
+    display_name: str
+    summary: str | None
+    okf: dict[str, Any] | None
+
+
+def entities_to_rejudge(
+    session: Session, judged_before: datetime, exclude: set[int], limit: int
+) -> list[EntityToJudge]:
+    """Active entities without an override, due for a re-judgement: never judged by a model
+    (dry_run, fallback) first, then the oldest verdicts."""
+    unjudged = Entity.verdict_source.in_(UNJUDGED_SOURCES)
+    order = [
+        case((unjudged, 0), else_=1),
+        case((Entity.classified_at.is_(None), 0), else_=1),
+        Entity.classified_at,
+        Entity.id,
+    ]
+    stmt = (
+        select(Entity.id, Entity.kind, Entity.display_name, Entity.summary, Entity.okf)
+        .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
+        .where(
+            Entity.status == "active",
+            EntityOverride.entity_id.is_(None),
+            unjudged | Entity.classified_at.is_(None) | (Entity.classified_at < judged_before),
+        )
+        .order_by(*order)
+        .limit(limit + len(exclude))
+    )
+    rows = [EntityToJudge(*row) for row in session.execute(stmt) if row[0] not in exclude]
+    return rows[:limit]
+
+
+def latest_sighting_summaries(session: Session, ids: Sequence[int]) -> dict[int, str]:
+    """The summary of each entity's latest sighting that has one."""
+    if not ids:
+        return {}
+    latest = (
+        select(EntitySighting.entity_id, func.max(EntitySighting.id).label("sid"))
+        .where(EntitySighting.entity_id.in_(list(ids)), EntitySighting.summary.is_not(None))
+        .group_by(EntitySighting.entity_id)
+        .subquery()
+    )
+    rows = session.execute(
+        select(EntitySighting.entity_id, EntitySighting.summary).join(
+            latest, EntitySighting.id == latest.c.sid
+        )
+    )
+    return {eid: summary for eid, summary in rows}
+
+
+@dataclass(frozen=True)
+class Rejudged:
+    """A re-judgement's verdict columns, written whether the entity is kept or archived."""
+
+    verdict_source: str
+    classified_model: str | None
+    confidence: float
+    classified_at: datetime
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "verdict_source": self.verdict_source,
+            "classified_model": self.classified_model,
+            "confidence": self.confidence,
+            "classified_at": self.classified_at,
+            "updated_at": self.classified_at,
+        }
+
+
+def keep_entity(
+    session: Session,
+    entity_id: int,
+    rejudged: Rejudged,
+    okf: dict[str, Any],
+    summary: str | None = None,
+) -> bool:
+    """Record a re-judgement that keeps an active entity (and its refreshed summary)."""
+    values = {**rejudged.values(), "okf": okf}
+    if summary is not None:
+        values["summary"] = summary
+    result = session.execute(
+        update(Entity).where(Entity.id == entity_id, Entity.status == "active").values(values)
+    )
+    return bool(result.rowcount)
+
+
+def archive_entity(
+    session: Session, entity_id: int, rejudged: Rejudged, reason: str, set_by: str
+) -> bool:
+    """Archive an active entity for good: status archived plus an entity_overrides row."""
+    result = session.execute(
+        update(Entity)
+        .where(Entity.id == entity_id, Entity.status == "active")
+        .values(status="archived", **rejudged.values())
+    )
+    if not result.rowcount:
+        return False
+    stmt = upsert_insert(session, EntityOverride).on_conflict_do_nothing(
+        index_elements=["entity_id"]
+    )
+    session.execute(
+        stmt,
+        {
+            "entity_id": entity_id,
+            "status": "archived",
+            "reason": reason,
+            "set_by": set_by,
+            "created_at": rejudged.classified_at,
+        },
+    )
+    return True
+
+
+def count_by_kind_and_status(session: Session) -> dict[str, dict[str, int]]:
+    counts: dict[str, dict[str, int]] = {}
+    for kind, status, n in session.execute(
+        select(Entity.kind, Entity.status, func.count()).group_by(Entity.kind, Entity.status)
+    ):
+        counts.setdefault(status, {})[kind] = int(n)
+    return counts

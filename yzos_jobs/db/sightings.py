@@ -1,0 +1,156 @@
+"""The only writer of sightings. One multi-row INSERT … ON CONFLICT DO NOTHING per batch; an
+entity's sighting_count and last_seen_at move only for the rows really inserted."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from blake3 import blake3
+from sqlalchemy import bindparam, case, text, update
+from sqlalchemy.orm import Session
+
+from yzos_jobs.db.dialect import is_postgres, pg_rows, upsert_insert
+from yzos_jobs.db.models import Entity, EntitySighting
+from yzos_jobs.db.types import UTCDateTime
+
+
+def fingerprint(source_id: str, summary: str | None) -> str:
+    """blake3(source_id ‖ summary), hex; the summary of a sighting without one is empty."""
+    return blake3((source_id + (summary or "")).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Sighting:
+    entity_id: int
+    source_kind: str
+    source_id: str
+    summary: str | None
+    seen_at: datetime
+    # Precomputed by callers that have it; derived from source_id and summary otherwise.
+    fingerprint: str = ""
+
+    @property
+    def key(self) -> tuple[int, str, str, str]:
+        fp = self.fingerprint or fingerprint(self.source_id, self.summary)
+        return (self.entity_id, self.source_kind, self.source_id, fp)
+
+
+def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
+    """Store sightings; duplicates (same entity, source and fingerprint) are dropped by the UNIQUE
+    key. Returns how many rows were inserted."""
+    unique: dict[tuple[int, str, str, str], Sighting] = {}
+    for s in sightings:
+        unique.setdefault(s.key, s)
+    if not unique:
+        return 0
+    rows = [
+        {
+            "entity_id": key[0],
+            "source_kind": key[1],
+            "source_id": key[2],
+            "fingerprint": key[3],
+            "summary": s.summary,
+            "seen_at": s.seen_at,
+        }
+        for key, s in sorted(unique.items())  # one lock order across daemons
+    ]
+    if is_postgres(session):
+        inserted = _insert_pg(session, rows)
+        _count_sightings_pg(session, inserted)
+        return sum(len(v) for v in inserted.values())
+    stmt = (
+        upsert_insert(session, EntitySighting)
+        .on_conflict_do_nothing(
+            index_elements=["entity_id", "source_kind", "source_id", "fingerprint"]
+        )
+        .returning(EntitySighting.entity_id, EntitySighting.seen_at)
+    )
+    inserted: dict[int, list[datetime]] = defaultdict(list)
+    # A list of parameter sets: SQLAlchemy batches it into multi-row VALUES ("insertmanyvalues").
+    for entity_id, seen_at in session.connection().execute(stmt, rows):
+        inserted[entity_id].append(seen_at)
+    _count_sightings(session, inserted)
+    return sum(len(v) for v in inserted.values())
+
+
+_SIGHTING_COLUMNS = (
+    ("entity_id", "bigint"),
+    ("source_kind", "text"),
+    ("source_id", "text"),
+    ("fingerprint", "text"),
+    ("summary", "text"),
+    ("seen_at", "timestamptz"),
+)
+
+
+def _insert_pg(session: Session, rows: list[dict[str, Any]]) -> dict[int, list[datetime]]:
+    source, params = pg_rows(_SIGHTING_COLUMNS, rows)
+    names = ", ".join(n for n, _ in _SIGHTING_COLUMNS)
+    sql = text(
+        f"INSERT INTO entity_sightings ({names}) SELECT {names} FROM {source} "
+        "ON CONFLICT (entity_id, source_kind, source_id, fingerprint) DO NOTHING "
+        "RETURNING entity_id, seen_at"
+    )
+    inserted: dict[int, list[datetime]] = defaultdict(list)
+    for entity_id, seen_at in session.connection().execute(sql, params):
+        inserted[entity_id].append(seen_at)
+    return inserted
+
+
+def _count_sightings_pg(session: Session, inserted: dict[int, list[datetime]]) -> None:
+    if not inserted:
+        return
+    rows = [
+        {"eid": eid, "n": len(times), "first_seen": min(times), "last_seen": max(times)}
+        for eid, times in sorted(inserted.items())
+    ]
+    source, params = pg_rows(
+        (
+            ("eid", "bigint"),
+            ("n", "int"),
+            ("first_seen", "timestamptz"),
+            ("last_seen", "timestamptz"),
+        ),
+        rows,
+    )
+    session.connection().execute(
+        text(
+            "UPDATE entities AS e SET sighting_count = e.sighting_count + v.n, "
+            "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > v.first_seen "
+            "THEN v.first_seen ELSE e.first_seen_at END, "
+            "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < v.last_seen "
+            f"THEN v.last_seen ELSE e.last_seen_at END FROM {source} WHERE e.id = v.eid"
+        ),
+        params,
+    )
+
+
+def _count_sightings(session: Session, inserted: dict[int, list[datetime]]) -> None:
+    if not inserted:
+        return
+    first = bindparam("first_seen", type_=UTCDateTime())
+    last = bindparam("last_seen", type_=UTCDateTime())
+    stmt = (
+        update(Entity)
+        .where(Entity.id == bindparam("eid"))
+        .values(
+            sighting_count=Entity.sighting_count + bindparam("n"),
+            first_seen_at=case(
+                (Entity.first_seen_at.is_(None) | (Entity.first_seen_at > first), first),
+                else_=Entity.first_seen_at,
+            ),
+            last_seen_at=case(
+                (Entity.last_seen_at.is_(None) | (Entity.last_seen_at < last), last),
+                else_=Entity.last_seen_at,
+            ),
+        )
+    )
+    params = [
+        {"eid": eid, "n": len(times), "first_seen": min(times), "last_seen": max(times)}
+        for eid, times in sorted(inserted.items())
+    ]
+    session.connection().execute(stmt, params)

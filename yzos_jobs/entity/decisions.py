@@ -1,0 +1,180 @@
+"""Pure policy: what a verdict, or its failure, means for a candidate, and the forms of a name.
+
+No database, no network: `decide` maps (candidate, outcome, failure policy) to Promote, Reject or
+Release, following the seed's fallback chain; `prepare` computes what writing a decision needs.
+The key form of a name (uniqueness) and its display form are different functions, owned here.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from yzos_jobs.db.entities import EntityDraft
+from yzos_jobs.db.queue import ClaimedCandidate
+from yzos_jobs.db.sightings import fingerprint
+from yzos_jobs.entity import noise_filter
+from yzos_jobs.inference.types import ClassifyInput, ClassifyOutcome
+from yzos_jobs.kinds import is_entity_kind
+
+SUMMARY_CHARS = 500
+_QUOTES = "\"'`“”‘’ "
+
+# What a classifier failure means at a call site: the structural fallback (entity_promote), or
+# hand the candidate back to the queue (session end: entity_promote decides it later).
+FailurePolicy = Literal["fallback", "release"]
+
+
+def normalize_name(name: str) -> str:
+    """The key form, used for uniqueness: NFKC, case-folded, whitespace collapsed, surrounding
+    quotes dropped."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join(folded.split()).strip(_QUOTES)
+
+
+def display_name(name: str | None) -> str | None:
+    """The display form: NFKC, whitespace collapsed, surrounding quotes dropped; case kept."""
+    if name is None:
+        return None
+    cleaned = " ".join(unicodedata.normalize("NFKC", name).split()).strip(_QUOTES)
+    return cleaned or None
+
+
+def meaningful_summary(text: str | None) -> str | None:
+    """The summary worth keeping of a text (structural check), whitespace collapsed and cut."""
+    if not noise_filter.is_meaningful_summary(text):
+        return None
+    assert text is not None
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Promote:
+    kind: str
+    display_name: str
+    verdict_source: str  # llm | cache | dry_run | fallback
+    model: str | None
+    confidence: float | None
+    verdict: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Reject:
+    reason: str
+    verdict: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Release:
+    reason: str
+
+
+Decision = Promote | Reject | Release
+
+
+def decide(
+    candidate: ClaimedCandidate, outcome: ClassifyOutcome | None, on_failure: FailurePolicy
+) -> Decision:
+    """What a verdict (or its failure) means for one candidate. `outcome` None: not asked (the
+    candidate exhausted its attempts), which is decided like a classifier failure."""
+    if outcome is not None and outcome.verdict is not None:
+        v = outcome.verdict
+        if v.is_real_entity and is_entity_kind(v.kind):
+            assert v.kind is not None
+            name = v.display_name or display_name(candidate.raw_text) or candidate.raw_text
+            return Promote(
+                kind=v.kind,
+                display_name=name,
+                verdict_source=outcome.source or "llm",
+                model=outcome.model_id,
+                confidence=v.confidence,
+                verdict=v.model_dump(),
+            )
+        return Reject(reason=f"{v.kind or 'not an entity'}: {v.reason}", verdict=v.model_dump())
+    error = outcome.error if outcome is not None else None
+    why = f"{error.__class__.__name__}: {error}" if error else "attempts exhausted"
+    if on_failure == "release":
+        return Release(reason=why)
+    # Fallback chain: the structural filter decides only what is obviously junk.
+    if noise_filter.is_noise(candidate.raw_text):
+        return Reject(reason=f"fallback: structural noise ({why})", verdict=None)
+    if candidate.suggested_kind is None:
+        if outcome is None:
+            return Reject(reason=f"fallback: no suggested kind ({why})", verdict=None)
+        return Release(reason=f"no suggested kind to fall back on ({why})")
+    return Promote(
+        kind=candidate.suggested_kind,
+        display_name=display_name(candidate.raw_text) or candidate.raw_text,
+        verdict_source="fallback",
+        model=None,
+        confidence=None,
+        verdict=None,
+    )
+
+
+def blocked_by_terminal_state(entity_id: int, status: str, overridden: bool) -> str | None:
+    """Terminal states are irreversible for the jobs: a candidate naming an archived entity, or
+    one an override pins, does not join it (its sighting still counts). Returns the reason."""
+    if status == "archived" or overridden:
+        return f"entity {entity_id} is {status} by override"
+    return None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A decision with what writing it needs, computed before the write transaction opens."""
+
+    candidate: ClaimedCandidate
+    decision: Decision
+    key: tuple[str, str] = ("", "")  # (kind, normalized_name) of a Promote
+    summary: str | None = None
+    fingerprint: str = ""
+
+
+def prepare(candidate: ClaimedCandidate, decision: Decision) -> Prepared:
+    if not isinstance(decision, Promote):
+        return Prepared(candidate, decision)
+    summary = meaningful_summary(candidate.surrounding_text)
+    return Prepared(
+        candidate,
+        decision,
+        (decision.kind, normalize_name(decision.display_name)),
+        summary,
+        fingerprint(candidate.source_id, summary),
+    )
+
+
+def candidate_input(candidate: ClaimedCandidate) -> ClassifyInput:
+    return ClassifyInput(
+        raw_text=candidate.raw_text,
+        source_kind=candidate.source_kind,
+        source_id=str(candidate.id),
+        suggested_kind=candidate.suggested_kind,
+        app_bundle_id=candidate.app_bundle_id,
+        surrounding_text=candidate.surrounding_text,
+    )
+
+
+def entity_drafts(promotions: Sequence[Prepared]) -> list[EntityDraft]:
+    """One draft per entity key: the earliest sighting's name and time, the first summary."""
+    drafts: dict[tuple[str, str], EntityDraft] = {}
+    for item in promotions:
+        p, c = item.decision, item.candidate
+        assert isinstance(p, Promote)
+        seen = drafts.get(item.key)
+        if seen is None or c.created_at < seen.first_seen_at:
+            drafts[item.key] = EntityDraft(
+                *item.key,
+                display_name=p.display_name,
+                confidence=p.confidence,
+                verdict_source=p.verdict_source,
+                classified_model=p.model,
+                first_seen_at=c.created_at,
+                summary=item.summary or (seen.summary if seen else None),
+            )
+        elif item.summary and seen.summary is None:
+            drafts[item.key] = replace(seen, summary=item.summary)
+    return list(drafts.values())

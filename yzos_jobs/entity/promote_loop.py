@@ -1,0 +1,99 @@
+"""The promote loop, shared by the `entity_promote` job and session end: claim a batch, judge it
+(`updater.promote_candidate`), write it (`updater.write_decisions`), until nothing is left."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from yzos_jobs.db import queue
+from yzos_jobs.db.dialect import PlannerStatsKeeper
+from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.entity.decisions import FailurePolicy
+from yzos_jobs.entity.updater import PromoteStats, promote_candidate, write_decisions
+from yzos_jobs.inference.types import ClassifierUsage
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.logging import get_logger
+
+log = get_logger(__name__)
+
+
+@dataclass
+class PromoteRun:
+    stats: PromoteStats
+    usage: ClassifierUsage
+    batches: int = 0
+
+
+@contextmanager
+def _hand_back_on_error(ctx: JobContext) -> Iterator[None]:
+    """A run that fails hands its claimed candidates back at once instead of leaving them to
+    wait for the lease (best effort: if the database is what failed, the lease covers it)."""
+    try:
+        yield
+    except BaseException:
+        try:
+            with transaction(ctx.sessions) as s:
+                released = queue.release_owned(s, ctx.owner, utcnow())
+            log.warning("run failed: claimed candidates handed back", released=released)
+        except Exception as exc:
+            log.warning(
+                "run failed: candidates stay claimed until their lease ends", error=str(exc)
+            )
+        raise
+
+
+def promote_pending(
+    ctx: JobContext,
+    on_failure: FailurePolicy,
+    *,
+    source_ids: Sequence[str] | None = None,
+    max_attempts: int | None = None,
+) -> PromoteRun:
+    """The promote loop, shared by `entity_promote` and session end: claim a batch, judge it,
+    write it, until none is left (or a stop is asked for). Two stages: while one batch is
+    written, the next is claimed and judged."""
+    cfg = ctx.settings.jobs.entity_promote
+    run = PromoteRun(PromoteStats(), ClassifierUsage())
+    with transaction(ctx.sessions) as s:
+        planner = PlannerStatsKeeper(s, "entities")
+
+    def collect(done: Future[PromoteStats]) -> None:
+        stats = done.result()
+        run.stats.add(stats)
+        if stats.promoted:
+            with transaction(ctx.sessions) as s:
+                planner.grew(s, stats.promoted)
+
+    cursor = 0
+    with (
+        _hand_back_on_error(ctx),
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="promote-writer") as writer,
+    ):
+        writing: Future[PromoteStats] | None = None
+        while not ctx.stop.is_set():
+            with transaction(ctx.sessions) as s:
+                batch = queue.claim_batch(
+                    s,
+                    ctx.owner,
+                    limit=cfg.batch_size,
+                    lease_s=cfg.lease_s,
+                    now=utcnow(),
+                    after_id=cursor,
+                    source_ids=source_ids,
+                )
+            if not batch:
+                break
+            cursor = batch[-1].id
+            run.batches += 1
+            judged = promote_candidate(ctx, batch, on_failure, max_attempts)
+            run.usage += judged.usage
+            if writing is not None:
+                collect(writing)
+            writing = writer.submit(write_decisions, ctx, judged)
+        if writing is not None:
+            collect(writing)
+    return run
