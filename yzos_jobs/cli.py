@@ -123,7 +123,7 @@ pass_app = click.make_pass_decorator(AppContext)
 
 @cli.group()
 def db() -> None:
-    """Schema migrations (Alembic revisions 017 … 021)."""
+    """Schema migrations (Alembic revisions 017 … 025)."""
 
 
 @db.command("upgrade")

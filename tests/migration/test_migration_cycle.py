@@ -21,7 +21,11 @@ ALL_TABLES = {
     "importer_files",
     "job_runs",
     "verdict_cache",
+    "decisions",
+    "session_triage",
+    "entity_aliases",
 }
+HEAD = "025"
 
 
 def _tables(engine) -> set[str]:
@@ -32,9 +36,9 @@ def test_full_upgrade_downgrade_upgrade_cycle(empty_db_url: str) -> None:
     engine = create_db_engine(empty_db_url)
     try:
         migrate.upgrade(engine)
-        assert migrate.current_revision(engine) == "021"
+        assert migrate.current_revision(engine) == HEAD
         assert _tables(engine) == ALL_TABLES
-        for rev in ("020", "019", "018", "017"):
+        for rev in ("024", "023", "022", "021", "020", "019", "018", "017"):
             migrate.downgrade(engine, rev)
             assert migrate.current_revision(engine) == rev
         assert "fingerprint" not in {
@@ -44,7 +48,7 @@ def test_full_upgrade_downgrade_upgrade_cycle(empty_db_url: str) -> None:
         assert migrate.current_revision(engine) is None
         assert _tables(engine) == set()
         migrate.upgrade(engine, "head")
-        assert migrate.current_revision(engine) == "021"
+        assert migrate.current_revision(engine) == HEAD
         assert _tables(engine) == ALL_TABLES
     finally:
         engine.dispose()

@@ -134,7 +134,18 @@ def test_summary_check_cuts_and_refuses_dumps() -> None:
 def test_prepare_keys_a_promotion_and_fingerprints_its_sighting() -> None:
     c = candidate("yzos core")
     prepared = prepare(c, Promote("project", "YZOS Core", "llm", "m1", 0.9, None))
-    assert prepared.key == ("project", "yzos core")
+    assert prepared.key == ("project", "yzos core", "")
     assert prepared.summary == "Working on YZOS Core"
     assert prepared.fingerprint == fingerprint("s1", "Working on YZOS Core")
-    assert prepare(c, Reject("no", None)).key == ("", "")
+    assert prepare(c, Reject("no", None)).key == ("", "", "")
+
+
+def test_projects_and_tasks_are_scoped_by_their_repository_persons_are_not() -> None:
+    def seen_in(path: str | None, kind: str) -> tuple[str, str, str]:
+        c = ClaimedCandidate(1, "api", kind, "ai_tool", "s1", None, None, 1, T0, path)
+        return prepare(c, Promote(kind, "api", "llm", "m1", 0.9, None)).key
+
+    assert seen_in("/Users/a/Code/api", "project") != seen_in("/Users/b/Code/api", "project")
+    assert seen_in("/Users/a/Code/api", "task") != seen_in("/Users/b/Code/api", "task")
+    assert seen_in("/Users/a/Code/api", "task")[2] == seen_in("/Users/a/Code/api", "project")[2]
+    assert seen_in("/Users/a/Code/api", "person") == seen_in(None, "person")

@@ -12,16 +12,25 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from blake3 import blake3
 from sqlalchemy import bindparam, case, func, select, text, tuple_, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows, upsert_insert
 from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
 
-EntityKey = tuple[str, str]  # (kind, normalized_name)
+EntityKey = tuple[str, str, str]  # (kind, normalized_name, project_key)
 
 # Verdicts that were not a model's judgement; the purge re-judges these first.
 UNJUDGED_SOURCES = ("dry_run", "fallback")
+
+
+def project_key(normalized_path: str | None) -> str:
+    """The identity scope of a repository: a fixed-length hash of its normalised path ('' when
+    unknown), so that no index entry depends on how long a path is."""
+    if not normalized_path:
+        return ""
+    return blake3(normalized_path.encode("utf-8")).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -36,10 +45,12 @@ class EntityDraft:
     classified_model: str | None
     first_seen_at: datetime
     summary: str | None
+    project_key: str = ""
+    project_path: str | None = None  # a project's repository
 
     @property
     def key(self) -> EntityKey:
-        return (self.kind, self.normalized_name)
+        return (self.kind, self.normalized_name, self.project_key)
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,8 @@ _DRAFT_COLUMNS = (
     ("classified_model", "text"),
     ("first_seen_at", "timestamptz"),
     ("summary", "text"),
+    ("project_key", "text"),
+    ("project_path", "text"),
 )
 
 
@@ -78,16 +91,16 @@ def upsert_entities(
             text(
                 f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
                 f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
-                f"FROM {source} ON CONFLICT (kind, normalized_name) DO NOTHING "
-                "RETURNING id, kind, normalized_name"
+                f"FROM {source} ON CONFLICT (kind, normalized_name, project_key) DO NOTHING "
+                "RETURNING id, kind, normalized_name, project_key"
             ),
             {**params, "now": now},
         )
     else:
         stmt = (
             upsert_insert(session, Entity)
-            .on_conflict_do_nothing(index_elements=["kind", "normalized_name"])
-            .returning(Entity.id, Entity.kind, Entity.normalized_name)
+            .on_conflict_do_nothing(index_elements=["kind", "normalized_name", "project_key"])
+            .returning(Entity.id, Entity.kind, Entity.normalized_name, Entity.project_key)
         )
         fixed = {
             "status": "active",
@@ -97,8 +110,8 @@ def upsert_entities(
             "updated_at": now,
         }
         inserted = session.connection().execute(stmt, [{**r, **fixed} for r in rows])
-    for eid, kind, norm in inserted:
-        refs[(kind, norm)] = EntityRef(eid, "active", overridden=False, created=True)
+    for eid, kind, norm, key in inserted:
+        refs[(kind, norm, key)] = EntityRef(eid, "active", overridden=False, created=True)
     existing = [d.key for d in ordered if d.key not in refs]
     if existing:
         refs.update(find_entities(session, existing))
@@ -110,31 +123,61 @@ def find_entities(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey
     refs: dict[EntityKey, EntityRef] = {}
     if is_postgres(session):
         source, params = pg_rows(
-            (("kind", "text"), ("normalized_name", "text")),
-            [{"kind": k, "normalized_name": n} for k, n in keys],
+            (("kind", "text"), ("normalized_name", "text"), ("project_key", "text")),
+            [{"kind": k, "normalized_name": n, "project_key": p} for k, n, p in keys],
         )
         found = session.connection().execute(
             text(
-                "SELECT e.id, e.kind, e.normalized_name, e.status, o.status FROM entities AS e "
-                f"JOIN {source} ON e.kind = v.kind AND e.normalized_name = v.normalized_name "
+                "SELECT e.id, e.kind, e.normalized_name, e.project_key, e.status, o.status "
+                f"FROM entities AS e JOIN {source} ON e.kind = v.kind "
+                "AND e.normalized_name = v.normalized_name AND e.project_key = v.project_key "
                 "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id"
             ),
             params,
         )
-        for eid, kind, norm, status, override in found:
-            refs[(kind, norm)] = EntityRef(eid, status, override is not None, created=False)
-        return refs
-    for chunk in chunks(keys):
-        stmt = (
-            select(
-                Entity.id, Entity.kind, Entity.normalized_name, Entity.status, EntityOverride.status
+    else:
+        found = (
+            row
+            for chunk in chunks(keys, 300)
+            for row in session.connection().execute(
+                select(
+                    Entity.id,
+                    Entity.kind,
+                    Entity.normalized_name,
+                    Entity.project_key,
+                    Entity.status,
+                    EntityOverride.status,
+                )
+                .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
+                .where(tuple_(Entity.kind, Entity.normalized_name, Entity.project_key).in_(chunk))
             )
-            .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
-            .where(tuple_(Entity.kind, Entity.normalized_name).in_(chunk))
         )
-        for eid, kind, norm, status, override in session.connection().execute(stmt):
-            refs[(kind, norm)] = EntityRef(eid, status, override is not None, created=False)
+    for eid, kind, norm, key, status, override in found:
+        refs[(kind, norm, key)] = EntityRef(eid, status, override is not None, created=False)
     return refs
+
+
+def link_tasks_to_projects(session: Session, keys: set[str]) -> None:
+    """Tie tasks without a project to the project of their repository, once it exists."""
+    keys.discard("")
+    if not keys:
+        return
+    project = aliased(Entity)
+    owner = (
+        select(func.min(project.id))
+        .where(project.kind == "project", project.project_key == Entity.project_key)
+        .scalar_subquery()
+    )
+    session.execute(
+        update(Entity)
+        .where(
+            Entity.kind == "task",
+            Entity.project_id.is_(None),
+            Entity.project_key.in_(sorted(keys)),
+        )
+        .values(project_id=owner)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def fill_missing_summaries(session: Session, summaries: Mapping[int, str]) -> None:

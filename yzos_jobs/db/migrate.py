@@ -35,12 +35,25 @@ def alembic_config(engine: Engine) -> Config:
 
 def _run(engine: Engine, fn: str, revision: str) -> None:
     cfg = alembic_config(engine)
-    with engine.begin() as conn:
-        if conn.dialect.name == "postgresql":
-            # Daemons starting together must not migrate the same database twice.
-            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
-        cfg.attributes["connection"] = conn
-        getattr(command, fn)(cfg, revision)
+    with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:
+            # Batch migrations copy a table and drop the original: with foreign keys enforced,
+            # that drop would cascade into every referencing table. Outside a transaction, as
+            # SQLite requires for this pragma.
+            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+        try:
+            with conn.begin():
+                if conn.dialect.name == "postgresql":
+                    # Daemons starting together must not migrate the same database twice.
+                    conn.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+                    )
+                cfg.attributes["connection"] = conn
+                getattr(command, fn)(cfg, revision)
+        finally:
+            if sqlite:
+                conn.connection.driver_connection.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

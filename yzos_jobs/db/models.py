@@ -1,4 +1,4 @@
-"""Typed ORM models of every table, as they stand at the head revision (021)."""
+"""Typed ORM models of every table, as they stand at the head revision (025)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,21 @@ from yzos_jobs.db.types import BigId, Json, UTCDateTime
 from yzos_jobs.kinds import ENTITY_KINDS
 
 ENTITY_STATUSES = ("active", "archived")
-CANDIDATE_STATUSES = ("pending", "claimed", "promoted", "rejected")
+# held: waiting for its session's triage; no job claims it meanwhile.
+CANDIDATE_STATUSES = ("pending", "held", "claimed", "promoted", "rejected")
 SESSION_STATUSES = ("open", "ended")
 JOB_RUN_STATUSES = ("running", "succeeded", "failed")
+TRIAGE_KINDS = ("digest", "proposals")
+TRIAGE_STATUSES = ("pending", "claimed", "done", "exhausted")
+CALL_SITES = (
+    "promote_candidate",
+    "merge_or_create_project",
+    "merge_or_create_task",
+    "apply_entities",
+    "entity_purge_v06",
+    "user",
+)
+DECISION_SOURCES = ("llm", "cache", "fallback", "dry_run", "user")
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -46,7 +58,7 @@ class Base(DeclarativeBase):
 class Entity(Base):
     __tablename__ = "entities"
     __table_args__ = (
-        UniqueConstraint("kind", "normalized_name"),
+        UniqueConstraint("kind", "normalized_name", "project_key"),
         CheckConstraint(in_list("kind", ENTITY_KINDS), name="kind"),
         CheckConstraint(in_list("status", ENTITY_STATUSES), name="status"),
         Index(None, "status", "verdict_source", "classified_at"),
@@ -60,6 +72,12 @@ class Entity(Base):
     summary: Mapped[str | None] = mapped_column(Text)
     okf: Mapped[dict[str, Any] | None] = mapped_column(Json)
     project_path: Mapped[str | None] = mapped_column(Text, index=True)
+    # Identity scope: a hash of a project's repository path; a task's project's; '' when unknown.
+    project_key: Mapped[str] = mapped_column(String(64), server_default=text("''"), index=True)
+    # The project a task belongs to.
+    project_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("entities.id", ondelete="SET NULL"), index=True
+    )
     confidence: Mapped[float | None] = mapped_column(Float)
     verdict_source: Mapped[str | None] = mapped_column(String(32))
     classified_model: Mapped[str | None] = mapped_column(Text)
@@ -103,6 +121,9 @@ class EntityCandidate(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The repository of the session the candidate came from, and the source line it rests on.
+    project_path: Mapped[str | None] = mapped_column(Text)
+    source_line: Mapped[int | None] = mapped_column()
 
 
 class EntitySighting(Base):
@@ -212,3 +233,82 @@ class VerdictCacheRow(Base):
     verdict: Mapped[dict[str, Any]] = mapped_column(Json)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Decision(Base):
+    """One verdict that changed or confirmed a candidate's or an entity's state."""
+
+    __tablename__ = "decisions"
+    __table_args__ = (
+        CheckConstraint(in_list("call_site", CALL_SITES), name="call_site"),
+        CheckConstraint(in_list("source", DECISION_SOURCES), name="source"),
+        Index(None, "entity_id", "id"),
+        Index(None, "candidate_id"),
+        Index(None, "created_at"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    candidate_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("entity_candidates.id", ondelete="CASCADE")
+    )
+    entity_id: Mapped[int | None] = mapped_column(
+        BigId, ForeignKey("entities.id", ondelete="SET NULL")
+    )
+    call_site: Mapped[str] = mapped_column(String(32))
+    # No foreign key: run rows are pruned after a week, decisions are kept longer.
+    job_run_id: Mapped[int | None] = mapped_column(BigId)
+    verdict: Mapped[dict[str, Any] | None] = mapped_column(Json)
+    source: Mapped[str] = mapped_column(String(16))
+    model: Mapped[str | None] = mapped_column(Text)
+    prompt_version: Mapped[str | None] = mapped_column(String(64))
+    latency_ms: Mapped[int | None] = mapped_column()
+    # What the decision did: promoted, merged, rejected, archived, kept, rekinded, corrected, …
+    outcome: Mapped[str | None] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class SessionTriage(Base):
+    """A closed session (or segment, or JSONL triage record) waiting to be triaged."""
+
+    __tablename__ = "session_triage"
+    __table_args__ = (
+        UniqueConstraint("activity_session_id", "part"),
+        CheckConstraint(in_list("kind", TRIAGE_KINDS), name="kind"),
+        CheckConstraint(in_list("status", TRIAGE_STATUSES), name="status"),
+        Index(None, "status", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    activity_session_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("activity_sessions.id", ondelete="CASCADE")
+    )
+    # '' for a whole session; a segment id or a JSONL record id otherwise.
+    part: Mapped[str] = mapped_column(Text, server_default=text("''"))
+    # digest: a coding session's digest for one triage call; proposals: a JSONL triage record.
+    kind: Mapped[str] = mapped_column(String(16))
+    payload: Mapped[dict[str, Any]] = mapped_column(Json)
+    status: Mapped[str] = mapped_column(String(16), server_default=text("'pending'"))
+    attempts: Mapped[int] = mapped_column(server_default=text("0"))
+    claimed_by: Mapped[str | None] = mapped_column(Text)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class EntityAlias(Base):
+    """A name merged away that keeps resolving to the entity it was merged into."""
+
+    __tablename__ = "entity_aliases"
+    __table_args__ = (UniqueConstraint("kind", "normalized_name", "project_key"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    normalized_name: Mapped[str] = mapped_column(Text)
+    project_key: Mapped[str] = mapped_column(String(64), server_default=text("''"))
+    entity_id: Mapped[int] = mapped_column(
+        BigId, ForeignKey("entities.id", ondelete="CASCADE"), index=True
+    )
+    set_by: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

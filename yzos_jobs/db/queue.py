@@ -34,6 +34,8 @@ class NewCandidate:
     app_bundle_id: str | None = None
     surrounding_text: str | None = None
     created_at: datetime | None = None
+    project_path: str | None = None  # the session's repository, normalised
+    source_line: int | None = None  # the line of the source file it rests on
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,7 @@ class ClaimedCandidate:
     surrounding_text: str | None
     attempts: int
     created_at: datetime
+    project_path: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ _CLAIMED_COLUMNS = (
     C.surrounding_text,
     C.attempts,
     C.created_at,
+    C.project_path,
 )
 
 
@@ -88,6 +92,8 @@ def insert_candidates(session: Session, rows: Sequence[NewCandidate], now: datet
             "attempts": 0,
             "created_at": r.created_at or now,
             "updated_at": now,
+            "project_path": r.project_path,
+            "source_line": r.source_line,
         }
         for r in rows
     ]

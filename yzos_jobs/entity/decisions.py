@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from yzos_jobs.db.entities import EntityDraft
+from yzos_jobs.db.entities import EntityDraft, project_key
 from yzos_jobs.db.queue import ClaimedCandidate
 from yzos_jobs.db.sightings import fingerprint
 from yzos_jobs.entity import noise_filter
@@ -129,7 +129,7 @@ class Prepared:
 
     candidate: ClaimedCandidate
     decision: Decision
-    key: tuple[str, str] = ("", "")  # (kind, normalized_name) of a Promote
+    key: tuple[str, str, str] = ("", "", "")  # (kind, normalized_name, project_key) of a Promote
     summary: str | None = None
     fingerprint: str = ""
 
@@ -141,10 +141,15 @@ def prepare(candidate: ClaimedCandidate, decision: Decision) -> Prepared:
     return Prepared(
         candidate,
         decision,
-        (decision.kind, normalize_name(decision.display_name)),
+        (decision.kind, normalize_name(decision.display_name), scope_key(decision.kind, candidate)),
         summary,
         fingerprint(candidate.source_id, summary),
     )
+
+
+def scope_key(kind: str, candidate: ClaimedCandidate) -> str:
+    """A project and a task are scoped by the repository they were seen in; a person is not."""
+    return project_key(candidate.project_path) if kind in ("project", "task") else ""
 
 
 def candidate_input(candidate: ClaimedCandidate) -> ClassifyInput:
@@ -160,20 +165,24 @@ def candidate_input(candidate: ClaimedCandidate) -> ClassifyInput:
 
 def entity_drafts(promotions: Sequence[Prepared]) -> list[EntityDraft]:
     """One draft per entity key: the earliest sighting's name and time, the first summary."""
-    drafts: dict[tuple[str, str], EntityDraft] = {}
+    drafts: dict[tuple[str, str, str], EntityDraft] = {}
     for item in promotions:
         p, c = item.decision, item.candidate
         assert isinstance(p, Promote)
         seen = drafts.get(item.key)
         if seen is None or c.created_at < seen.first_seen_at:
+            kind, normalized, key = item.key
             drafts[item.key] = EntityDraft(
-                *item.key,
+                kind,
+                normalized,
                 display_name=p.display_name,
                 confidence=p.confidence,
                 verdict_source=p.verdict_source,
                 classified_model=p.model,
                 first_seen_at=c.created_at,
                 summary=item.summary or (seen.summary if seen else None),
+                project_key=key,
+                project_path=c.project_path if p.kind == "project" else None,
             )
         elif item.summary and seen.summary is None:
             drafts[item.key] = replace(seen, summary=item.summary)

@@ -15,6 +15,7 @@ from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.entities import (
     EntityDraft,
     project_by_path,
+    project_key,
     set_entity_details,
     upsert_entities,
 )
@@ -120,8 +121,10 @@ def _merge_or_create_entity(
     outcome: ClassifyOutcome,
     at: tuple[str, datetime],
     stats: TriageStats,
+    project_path: str | None = None,
 ) -> tuple[int, bool]:
-    """Find or create the entity a real verdict names. Returns (entity id, created)."""
+    """Find or create the entity a real verdict names (a project scoped by its repository path).
+    Returns (entity id, created)."""
     v = outcome.verdict
     assert v is not None
     name = v.display_name or display_name(p.name) or p.name
@@ -134,6 +137,8 @@ def _merge_or_create_entity(
         classified_model=outcome.model_id,
         first_seen_at=at[1],
         summary=meaningful_summary(p.summary),
+        project_key=project_key(project_path) if kind == "project" else "",
+        project_path=project_path if kind == "project" else None,
     )
     ref = upsert_entities(session, [draft], utcnow())[draft.key]
     if ref.created:
@@ -167,20 +172,16 @@ def merge_or_create_project(
     p = _proposal(project)
     if _verdict_entity(p, outcome, stats) is None:
         return
-    path = p.path if p.path and noise_filter.is_plausible_project_path(p.path, markers) else None
-    normalized = noise_filter.normalize_project_path(path) if path else None
-    entity_id = project_by_path(session, normalized) if normalized else None
+    plausible = p.path and noise_filter.is_plausible_project_path(p.path, markers)
+    normalized = noise_filter.normalize_project_path(p.path) if p.path else None
+    entity_id = project_by_path(session, normalized) if plausible and normalized else None
     if entity_id is not None:
         stats.merged += 1
     else:
         verdict_kind = outcome.verdict.kind if outcome.verdict else None
-        entity_id, created = _merge_or_create_entity(
-            session, verdict_kind or "project", p, outcome, at, stats
+        entity_id, _ = _merge_or_create_entity(
+            session, verdict_kind or "project", p, outcome, at, stats, normalized
         )
-        if created and verdict_kind == "project" and p.path:
-            set_entity_details(
-                session, entity_id, project_path=noise_filter.normalize_project_path(p.path)
-            )
     _add_sighting(session, entity_id, p, at, stats)
 
 

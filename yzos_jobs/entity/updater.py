@@ -134,7 +134,7 @@ def _split(decisions: Sequence[Prepared], owned: set[int], stats: PromoteStats) 
 
 
 def _link(
-    split: _Split, refs: dict[tuple[str, str], entity_db.EntityRef], stats: PromoteStats
+    split: _Split, refs: dict[entity_db.EntityKey, entity_db.EntityRef], stats: PromoteStats
 ) -> None:
     """Tie each promotion to its entity: a sighting always; the candidate promoted, unless the
     entity is archived or pinned by an override (then rejected, with the entity named)."""
@@ -188,6 +188,9 @@ def apply_decisions(
     split = _split(decisions, owned, stats)
     refs = entity_db.upsert_entities(session, entity_drafts(split.promote), now)
     _link(split, refs, stats)
+    entity_db.link_tasks_to_projects(
+        session, {key for (_, _, key), ref in refs.items() if ref.created}
+    )
     stats.sightings = add_sightings(session, split.sightings)
     update_existing(session, split.summaries, refs.values())
     written = queue.finish_candidates(session, owner, "promoted", split.finished, now)
