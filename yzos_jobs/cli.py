@@ -108,7 +108,7 @@ def _fail(ctx: click.Context, message: str, code: int) -> None:
     "--config",
     "config_path",
     envvar="YZOS_CONFIG",
-    type=click.Path(dir_okay=False),
+    type=click.Path(readable=False),  # load_settings reports any unusable path in one line
     help="config.toml to read (env YZOS_CONFIG; default ./config.toml if present).",
 )
 @click.version_option(package_name="yzos-jobs")
