@@ -7,6 +7,7 @@ from pathlib import Path
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import Engine, text
 
 from alembic import command
@@ -18,6 +19,10 @@ MIGRATION_LOCK_KEY = 0x59_5A_4F_53_017  # "YZOS" + baseline; any constant shared
 
 class SchemaNotReady(Exception):
     """The database is not at the head revision and may not be migrated automatically."""
+
+
+class RevisionRefused(Exception):
+    """Alembic cannot go to the revision asked for (unknown, or the wrong direction)."""
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -40,7 +45,15 @@ def _run(engine: Engine, fn: str, revision: str) -> None:
             # Daemons starting together must not migrate the same database twice.
             conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY})
         cfg.attributes["connection"] = conn
-        getattr(command, fn)(cfg, revision)
+        try:
+            getattr(command, fn)(cfg, revision)
+        except CommandError as exc:
+            known = ", ".join(["base", *_revisions(cfg), "head"])
+            raise RevisionRefused(f"db {fn} {revision}: {exc} (revisions: {known})") from None
+
+
+def _revisions(cfg: Config) -> list[str]:
+    return [s.revision for s in reversed(list(ScriptDirectory.from_config(cfg).walk_revisions()))]
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
