@@ -167,9 +167,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, str]] = {
 }
 
 
-_RANGE_ERRORS = frozenset(
-    {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number"}
-)
+_RANGE_ERRORS = frozenset({"greater_than_equal", "less_than_equal"})
 
 
 def _field_at(loc: tuple[int | str, ...]) -> FieldInfo | None:
