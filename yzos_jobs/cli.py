@@ -91,6 +91,8 @@ class _Cli(click.Group):
             _fail(ctx, f"config: {exc}", EXIT_USAGE)
         except (DatabaseUnavailable, migrate.SchemaNotReady) as exc:
             _fail(ctx, str(exc), EXIT_FAILURE)
+        except migrate.RevisionRefused as exc:
+            _fail(ctx, str(exc), EXIT_USAGE)
         except (OperationalError, DBAPIError) as exc:
             _fail(ctx, f"database error: {_one_line(exc)}", EXIT_FAILURE)
         finally:
@@ -108,7 +110,7 @@ def _fail(ctx: click.Context, message: str, code: int) -> None:
     "--config",
     "config_path",
     envvar="YZOS_CONFIG",
-    type=click.Path(dir_okay=False),
+    type=click.Path(readable=False),  # load_settings reports any unusable path in one line
     help="config.toml to read (env YZOS_CONFIG; default ./config.toml if present).",
 )
 @click.version_option(package_name="yzos-jobs")
@@ -200,7 +202,13 @@ def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> N
     from yzos_jobs.entity.evaluation import evaluate, render_report
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
-    report = evaluate(classifier, dataset)
+    try:
+        report = evaluate(classifier, dataset)
+    except UnicodeDecodeError as exc:
+        _fail(
+            click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE
+        )
+        return
     click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_report(report))
     if report.cases == 0:
         raise SystemExit(EXIT_FAILURE)

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy.engine import make_url
+from pydantic.fields import FieldInfo
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 DEFAULT_CONFIG_FILE = "config.toml"
 DEFAULT_DATABASE_URL = "sqlite:///yzos.db"
+# A config file is a few kilobytes; the bound keeps a wrong path (a log, an image) cheap to refuse.
+MAX_CONFIG_BYTES = 1 << 20
+DAY_S = 24 * 3600
+YEAR_S = 365 * DAY_S
 
 
 class ConfigError(Exception):
@@ -46,13 +52,13 @@ class LlmSettings(_Section):
     base_url: str = "http://127.0.0.1:8080/v1"
     model: str = "qwen2.5-7b-instruct"
     api_key_env: str = "YZOS_LLM_API_KEY"
-    timeout_s: float = Field(default=30.0, gt=0)
-    max_retries: int = Field(default=2, ge=0)
-    max_concurrency: int = Field(default=8, ge=1)
+    timeout_s: float = Field(default=30.0, ge=0.1, le=3600)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    max_concurrency: int = Field(default=8, ge=1, le=256)
     constraint: Literal["json_schema", "grammar"] = "json_schema"
-    context_chars: int = Field(default=600, ge=0)
-    cache_ttl_s: int = Field(default=7 * 24 * 3600, ge=0)
-    breaker_threshold: int = Field(default=3, ge=1)
+    context_chars: int = Field(default=600, ge=0, le=100_000)
+    cache_ttl_s: int = Field(default=7 * 24 * 3600, ge=0, le=10 * YEAR_S)
+    breaker_threshold: int = Field(default=3, ge=1, le=1000)
     # Tokens a verdict may take (its reason included); a reply cut by it is invalid output.
     max_tokens: int = Field(default=384, ge=16, le=32768)
     # Send maxLength/maxItems in the JSON schema (llama.cpp and vLLM accept them; OpenAI's
@@ -63,17 +69,18 @@ class LlmSettings(_Section):
 
 
 class EntityPromoteSettings(_Section):
-    interval_s: int = Field(default=60, ge=1)
-    batch_size: int = Field(default=100, ge=1)
-    lease_s: int = Field(default=300, ge=1)
-    max_attempts: int = Field(default=3, ge=1)
+    interval_s: int = Field(default=60, ge=1, le=DAY_S)
+    batch_size: int = Field(default=100, ge=1, le=10_000)
+    lease_s: int = Field(default=300, ge=1, le=DAY_S)
+    max_attempts: int = Field(default=3, ge=1, le=100)
     run_at_start: bool = True
 
 
 class EntityPurgeSettings(_Section):
-    interval_h: float = Field(default=6.0, gt=0)
-    batch_size: int = Field(default=100, ge=1)
-    max_llm_calls: int = Field(default=500, ge=0)
+    # One second to a year: slots are named to the second.
+    interval_h: float = Field(default=6.0, ge=1 / 3600, le=YEAR_S / 3600)
+    batch_size: int = Field(default=100, ge=1, le=10_000)
+    max_llm_calls: int = Field(default=500, ge=0, le=1_000_000)
     run_at_start: bool = False
 
 
@@ -98,7 +105,7 @@ class DecisionsSettings(_Section):
 class JobsSettings(_Section):
     # Seconds a running job_runs row is held; renewed while the job works. A row whose owner
     # died is marked failed once this runs out, and its slot may run again.
-    run_lease_s: int = Field(default=120, ge=1)
+    run_lease_s: int = Field(default=120, ge=1, le=DAY_S)
     # `status --check` fails when more than this share of the last promote's decisions came
     # from the structural fallback (the LLM was down).
     max_fallback_share: float = Field(default=0.5, ge=0, le=1)
@@ -132,8 +139,8 @@ class NoiseFilterSettings(_Section):
 
 class ImportersSettings(_Section):
     # An aider session whose file has not changed for this long is considered ended.
-    session_idle_s: int = Field(default=1800, ge=0)
-    max_field_chars: int = Field(default=4000, ge=16)
+    session_idle_s: int = Field(default=1800, ge=0, le=7 * DAY_S)
+    max_field_chars: int = Field(default=4000, ge=16, le=1_000_000)
 
 
 class Settings(_Section):
@@ -160,24 +167,109 @@ _ENV_OVERRIDES: dict[str, tuple[str, str]] = {
 }
 
 
+_RANGE_ERRORS = frozenset({"greater_than_equal", "less_than_equal"})
+
+
+def _field_at(loc: tuple[int | str, ...]) -> FieldInfo | None:
+    model: object = Settings
+    info: FieldInfo | None = None
+    for part in loc:
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        info = model.model_fields.get(str(part))
+        if info is None:
+            return None
+        model = info.annotation
+    return info
+
+
+def numeric_range(info: FieldInfo) -> tuple[float, float] | None:
+    """The inclusive (lowest, highest) a numeric setting accepts, as declared by its Field."""
+    bounds = {
+        name: getattr(m, name) for m in info.metadata for name in ("ge", "le") if hasattr(m, name)
+    }
+    return (bounds["ge"], bounds["le"]) if len(bounds) == 2 else None
+
+
+def format_bound(value: float) -> str:
+    """A bound as config.toml documents it and errors print it."""
+    return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+def _shown(value: object) -> str:
+    """The offending value, short: a 4,000-digit integer is not echoed back whole."""
+    if isinstance(value, int) and value.bit_length() > 64:
+        return "an integer beyond 64 bits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _format_validation_error(source: str, err: ValidationError) -> str:
     first = err.errors()[0]
     key = ".".join(str(p) for p in first["loc"]) or "<root>"
     if first["type"] == "extra_forbidden":
         return f"{source}: unknown key '{key}'"
-    return f"{source}: key '{key}': {first['msg']} (got {first.get('input')!r})"
+    value = first.get("input")
+    got = _shown(value)
+    # A number the field cannot hold (out of range, nan, an int too big for a float): the range.
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    out_of_range = first["type"] in _RANGE_ERRORS or (first["type"] == "float_type" and numeric)
+    info = _field_at(first["loc"]) if out_of_range else None
+    span = numeric_range(info) if info is not None else None
+    if span is not None:
+        low, high = (format_bound(b) for b in span)
+        return f"{source}: key '{key}': must be from {low} to {high} (got {got})"
+    return f"{source}: key '{key}': {first['msg']} (got {got})"
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def _read_config_bytes(path: Path) -> bytes:
+    """The file's bytes, read only if it is a regular file of at most MAX_CONFIG_BYTES. The read
+    is non-blocking and bounded too, in case the path is swapped for a FIFO or a device."""
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(f"{path}: not a regular file ({_file_kind(st.st_mode)})")
+    too_big = ConfigError(f"{path}: config file larger than {MAX_CONFIG_BYTES} bytes")
+    if st.st_size > MAX_CONFIG_BYTES:
+        raise too_big
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    with open(fd, "rb") as fh:
+        data = fh.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise too_big
+    return data
 
 
 def _read_toml(path: Path) -> dict[str, object]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        data = _read_config_bytes(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start}); is it a binary file?"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except ValueError:  # tomllib lets int() refuse a literal of thousands of digits
+        raise ConfigError(f"{path}: invalid TOML: a number too long to read") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
 
 
 def _check_database_url(source: str, url: str) -> None:
@@ -190,6 +282,23 @@ def _check_database_url(source: str, url: str) -> None:
             f"{source}: key 'database.url': unsupported database "
             f"'{parsed.get_backend_name()}' (use sqlite:/// or postgresql+psycopg://)"
         )
+    if _is_in_memory_sqlite(parsed):
+        raise ConfigError(
+            f"{source}: key 'database.url': an in-memory SQLite database keeps nothing once the "
+            f"command ends; name a file (sqlite:///yzos.db)"
+        )
+
+
+def _is_in_memory_sqlite(url: URL) -> bool:
+    """`sqlite://`, `sqlite:///:memory:`, or a SQLite URI filename that asks for memory."""
+    if url.get_backend_name() != "sqlite":
+        return False
+    database = url.database or ""
+    return (
+        database in ("", ":memory:")
+        or database.startswith("file::memory:")
+        or url.query.get("mode") == "memory"
+    )
 
 
 def normalize_database_url(url: str) -> str:
@@ -212,7 +321,7 @@ def load_settings(
     if explicit:
         data = _read_toml(Path(explicit))
         source = str(explicit)
-    elif Path(DEFAULT_CONFIG_FILE).is_file():
+    elif Path(DEFAULT_CONFIG_FILE).exists():  # a FIFO or directory there is reported, not skipped
         data = _read_toml(Path(DEFAULT_CONFIG_FILE))
         source = DEFAULT_CONFIG_FILE
     for var, (section, key) in _ENV_OVERRIDES.items():

@@ -92,7 +92,10 @@ class Daemon:
             id="entity_promote",
             name="entity_promote",
             misfire_grace_time=max(1, promote.interval_s),
-            next_run_time=now if promote.run_at_start else None,
+            # Not None: APScheduler would add the job paused, and the daemon would never promote.
+            next_run_time=(
+                now if promote.run_at_start else now + timedelta(seconds=promote.interval_s)
+            ),
         )
         purge = jobs.entity_purge_v06
         interval = timedelta(hours=purge.interval_h)

@@ -48,3 +48,16 @@ def spawn_cli(*args: str, env: dict[str, str], cwd: Path | None = None) -> subpr
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def assert_one_line_error(
+    result: subprocess.CompletedProcess[str], code: int, *needles: str
+) -> str:
+    """The command failed with `code` and said why in one line of stderr, without a traceback."""
+    assert result.returncode == code, (result.returncode, result.stderr[-3000:])
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+    return lines[0]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from yzos_jobs.config import ConfigError, Settings, load_settings
+from yzos_jobs.config import ConfigError, Settings, format_bound, load_settings, numeric_range
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -62,3 +65,69 @@ def test_api_key_is_read_from_the_named_variable_only(tmp_path: Path, monkeypatc
     s = load_settings(cfg, env={})
     assert s.llm_api_key() == "sk-secret"
     assert "sk-secret" not in s.model_dump_json()
+
+
+def _numeric_keys(model: type[BaseModel] = Settings, prefix: str = "") -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+    for name, info in model.model_fields.items():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            found += _numeric_keys(annotation, f"{prefix}{name}.")
+        elif annotation in (int, float):
+            found.append((f"{prefix}{name}", info))
+    return found
+
+
+NUMERIC_KEYS = _numeric_keys()
+
+
+def _documented_ranges() -> dict[str, tuple[str, str]]:
+    """key -> (low, high) as the comment block above the key in the shipped config.toml says."""
+    ranges: dict[str, tuple[str, str]] = {}
+    section, comments = "", []
+    for line in (REPO / "config.toml").read_text().splitlines():
+        if line.startswith("["):
+            section, comments = line.strip("[]") + ".", []
+        elif line.startswith("#"):
+            comments.append(line)
+        elif "=" in line:
+            found = re.search(r"\((\d[\d.]*)-(\d[\d.]*)[),:]", " ".join(comments))
+            if found:
+                ranges[section + line.split("=")[0].strip()] = (found[1], found[2])
+            comments = []
+    return ranges
+
+
+def test_every_numeric_key_has_a_range_documented_in_config_toml() -> None:
+    assert {"llm.timeout_s", "jobs.entity_purge_v06.interval_h"} <= {k for k, _ in NUMERIC_KEYS}
+    documented = _documented_ranges()
+    for key, info in NUMERIC_KEYS:
+        span = numeric_range(info)
+        assert span is not None, f"{key} has no lower and upper bound"
+        assert documented.get(key) == tuple(format_bound(b) for b in span), key
+
+
+def _toml_for(key: str, value: str) -> str:
+    section, _, name = key.rpartition(".")
+    return f"[{section}]\n{name} = {value}\n"
+
+
+@pytest.mark.parametrize(("key", "info"), NUMERIC_KEYS, ids=[k for k, _ in NUMERIC_KEYS])
+def test_numeric_key_accepts_its_range_and_refuses_beyond_it(
+    tmp_path: Path, key: str, info: Any
+) -> None:
+    low, high = numeric_range(info)
+    cfg = tmp_path / "c.toml"
+    for inside in (low, high):
+        cfg.write_text(_toml_for(key, repr(inside)))
+        load_settings(cfg, env={})
+    outside = [repr(low - 1), repr(high + 1), str(2**70)]
+    if info.annotation is float:
+        outside += ["nan", "inf", "-inf", repr(high * 1.000001), str(10**400)]
+    for value in outside:
+        cfg.write_text(_toml_for(key, value))
+        with pytest.raises(ConfigError) as caught:
+            load_settings(cfg, env={})
+        message = str(caught.value)
+        assert message.startswith(f"{cfg}: key '{key}': must be from "), (value, message)
+        assert "\n" not in message

@@ -42,6 +42,92 @@ def test_structural_junk_is_noise(text: str | None) -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        # UUIDs, in either case, with or without hyphens and braces.
+        "3f2b9c1e-8d4a-4b7e-9f10-2c6d5e8a1b22",
+        "3F2B9C1E-8D4A-4B7E-9F10-2C6D5E8A1B22",
+        "3f2b9c1e8d4a4b7e9f102c6d5e8a1b22",
+        "{3f2b9c1e-8d4a-4b7e-9f10-2c6d5e8a1b22}",
+        # Hex hashes: 7+ hex characters in one case, with a digit and a letter.
+        "3f2b9c1",
+        "a1b2c3d",
+        "C0FFEE1",
+        "0x3f2b9c1e",
+        "0xDEADBEEF1",
+        "e3b0c44298fc1c149afbf4c8996fb924",
+        # Unfilled template placeholders, alone or with only punctuation around them.
+        "{{project_name}}",
+        "{{ user.name }}",
+        "{% block title %}",
+        "${USER}",
+        "%s",
+        "%d",
+        "%(name)s",
+        "%1$s",
+        "%.2f",
+        "{0}",
+        "{}",
+        "{name}",
+        "{0:>8}",
+        "{0} {1}",
+        "{{first}} {{last}}",
+        "(%s)",
+        # Paths, also when they start from a placeholder.
+        "/Users/me/Code",
+        "${HOME}/Code",
+        "{{root}}/src",
+        "%s/%s",
+    ],
+)
+def test_machine_identifiers_and_templates_are_noise(text: str) -> None:
+    assert is_noise(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Words spelt in hex letters have no digit; short or mixed-case ones are not hashes.
+        "Decade",
+        "deadbeef",
+        "Facade",
+        "Cafe2024",
+        "c0ffee",
+        "abc123",
+        "H264",
+        "AES256",
+        # Dotted names, versions and codes written by people.
+        "Node.js",
+        "socket.io",
+        "v2",
+        "v2.1 release",
+        "Q3 planning",
+        "Add OAuth login",
+        "陈晓明",
+        # A sentence that mentions a placeholder is text, not a template: the judge decides.
+        "Replace %s with f-strings",
+        "Dear {first_name},",
+        "Welcome to {{project_name}}!",
+        "50% done",
+        "100%",
+    ],
+)
+def test_names_that_only_look_structural_are_left_to_the_classifier(text: str) -> None:
+    assert not is_noise(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["{{" * 20_000, "{%" * 20_000, "%0" * 20_000, "{0:" * 20_000, "{{" + "a" * 40_000]
+)
+def test_adversarial_text_is_judged_in_linear_time(text: str) -> None:
+    import time
+
+    started = time.perf_counter()
+    is_noise(text)
+    assert time.perf_counter() - started < 1.0  # a backtracking pattern takes minutes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "YZOS Core",
         "Telegram",
         "Cursor",

@@ -7,7 +7,8 @@ from pathlib import Path
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, text
+from alembic.util import CommandError
+from sqlalchemy import Connection, Engine, text
 
 from alembic import command
 from yzos_jobs.config import DatabaseSettings
@@ -18,6 +19,10 @@ MIGRATION_LOCK_KEY = 0x59_5A_4F_53_017  # "YZOS" + baseline; any constant shared
 
 class SchemaNotReady(Exception):
     """The database is not at the head revision and may not be migrated automatically."""
+
+
+class RevisionRefused(Exception):
+    """Alembic cannot go to the revision asked for (unknown, or the wrong direction)."""
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -41,7 +46,7 @@ def _run(engine: Engine, fn: str, revision: str) -> None:
             # Batch migrations copy a table and drop the original: with foreign keys enforced,
             # that drop would cascade into every referencing table. Outside a transaction, as
             # SQLite requires for this pragma.
-            conn.connection.driver_connection.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+            _foreign_keys(conn, on=False)
         try:
             with conn.begin():
                 if conn.dialect.name == "postgresql":
@@ -50,10 +55,25 @@ def _run(engine: Engine, fn: str, revision: str) -> None:
                         text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
                     )
                 cfg.attributes["connection"] = conn
-                getattr(command, fn)(cfg, revision)
+                try:
+                    getattr(command, fn)(cfg, revision)
+                except CommandError as exc:
+                    known = ", ".join(["base", *_revisions(cfg), "head"])
+                    message = f"db {fn} {revision}: {exc} (revisions: {known})"
+                    raise RevisionRefused(message) from None
         finally:
             if sqlite:
-                conn.connection.driver_connection.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
+                _foreign_keys(conn, on=True)
+
+
+def _foreign_keys(conn: Connection, *, on: bool) -> None:
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+
+
+def _revisions(cfg: Config) -> list[str]:
+    return [s.revision for s in reversed(list(ScriptDirectory.from_config(cfg).walk_revisions()))]
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:

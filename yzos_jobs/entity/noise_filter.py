@@ -9,7 +9,21 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath, PureWindowsPath
 
 _UUID = re.compile(
-    r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE
+    r"^\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$", re.IGNORECASE
+)
+# A hash or short commit id: 7+ hex digits in one case, with a digit and a letter, so that words
+# spelt in hex letters ("Decade", "deadbeef") and mixed-case names ("Cafe2024") stay.
+_HEX_HASH = re.compile(r"^(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,}$", re.IGNORECASE)
+# Unfilled template placeholders: mustache/Jinja, shell/JS, str.format and printf styles.
+_PLACEHOLDER = re.compile(
+    r"""
+      \{\{[^{}]*\}\}                                         # {{ name }}
+    | \{%[^{}]*%\}                                           # {% block %}
+    | \$\{[^{}]*\}                                           # ${NAME}
+    | \{(?:\d+|[A-Za-z_][\w.]*)?(?:![rsa])?(?::[^{}]*)?\}      # {} {0} {name} {0:>8}
+    | %(?:\(\w+\)|\d+\$)?[-+\ 0\#]*(?:[1-9]\d*)?(?:\.\d+)?[sdifuxXeEgGc@](?![A-Za-z])  # %s %(n)s
+    """,
+    re.VERBOSE,
 )
 _HEX_BLOB = re.compile(r"^(0x)?[0-9a-f]{16,}$", re.IGNORECASE)
 _HEX_RUN = re.compile(r"[0-9a-f]{32,}", re.IGNORECASE)
@@ -33,8 +47,27 @@ def is_path(text: str) -> bool:
     return len(parts) > 1 and all(_BARE_SEGMENT.match(p) for p in parts if p)
 
 
+def is_identifier(text: str) -> bool:
+    """A UUID or a hex hash: machine ids, never a name."""
+    t = text.strip()
+    if _UUID.match(t):
+        return True
+    digits = t[2:] if t[:2] in ("0x", "0X") else t
+    return bool(_HEX_HASH.match(digits)) and digits in (digits.lower(), digits.upper())
+
+
+def is_placeholder(text: str) -> bool:
+    """Only unfilled template placeholders, with nothing but punctuation or spaces around them
+    ("{{project_name}}", "${USER}", "%s", "{0} {1}"). A sentence that mentions one
+    ("Replace %s with f-strings") is left to the classifier."""
+    rest = _PLACEHOLDER.sub("", text)
+    return rest != text and not any(ch.isalnum() for ch in rest)
+
+
 def is_noise(text: str | None) -> bool:
-    """Empty or whitespace, a single character, digits only, or a path / path segment."""
+    """Empty or whitespace, a single character, digits only, a path or path segment, a UUID or
+    hex hash, or a bare template placeholder. Structure only: whether a name is real is the
+    classifier's call."""
     if text is None:
         return True
     t = _compact(text)
@@ -42,7 +75,10 @@ def is_noise(text: str | None) -> bool:
         return True
     if re.fullmatch(r"[\d\s.,:_\-+/#]+", t):
         return True  # digits with separators only: numbers, dates, versions, ids
-    return is_path(t) or t.endswith(("/", "\\"))
+    if is_identifier(t) or is_placeholder(t):
+        return True
+    # A path may start from a placeholder: "${HOME}/Code", "{{root}}/src".
+    return is_path(_PLACEHOLDER.sub("x", t)) or t.endswith(("/", "\\"))
 
 
 def is_meaningful_summary(text: str | None) -> bool:
