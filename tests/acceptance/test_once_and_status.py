@@ -43,7 +43,7 @@ def test_once_prints_counts_and_logs_them(db_url: str, tmp_path: Path) -> None:
         make_ctx(db_url),
         {"raw_text": "Alpha"},
         {"raw_text": "alpha"},
-        {"raw_text": "42", "suggested_kind": None},
+        {"raw_text": "42"},  # structural junk: rejected even without a model
     )
     result = run_cli("once", "entity_promote", db_url=db_url, cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -105,12 +105,24 @@ def test_same_sighting_twice_is_stored_once(db_url: str) -> None:
     assert entity.sighting_count == 1 and sighting_count(ctx) == 1
 
 
-def test_dry_run_without_a_suggested_kind_is_rejected_with_a_reason(db_url: str) -> None:
-    ctx = make_ctx(db_url)
-    add_candidates(ctx, {"raw_text": "Something", "suggested_kind": None})
+def test_without_a_model_a_candidate_with_no_suggested_kind_waits_for_a_real_judge(
+    db_url: str,
+) -> None:
+    ctx = make_ctx(db_url)  # dry_run
+    add_candidates(
+        ctx,
+        {"raw_text": "Something", "suggested_kind": None},
+        {"raw_text": "3f2b9c1e-8d4a-4b7e-9f10-2c6d5e8a1b22", "suggested_kind": "task"},
+    )
     run_entity_promote(ctx)
-    [c] = candidates(ctx)
-    assert c.status == "rejected" and "no suggested kind" in c.reject_reason
+    waiting, junk = candidates(ctx)
+    assert (waiting.status, waiting.attempts) == ("pending", 0)
+    assert junk.status == "rejected" and "structural noise" in junk.reject_reason
+    assert entities(ctx) == []
+    with OpenAIDouble(lambda b: verdict("person", name="Something")) as llm:
+        run_entity_promote(make_ctx(db_url, llm.base_url))
+    [judged] = [c for c in candidates(ctx) if c.raw_text == "Something"]
+    assert judged.status == "promoted" and llm.calls == 1
 
 
 def test_expired_leases_come_back_and_attempts_are_bounded(db_url: str) -> None:

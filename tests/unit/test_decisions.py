@@ -88,6 +88,14 @@ def test_fallback_chain(raw, kind, outcome, policy, expected) -> None:
     assert got == expected
 
 
+@pytest.mark.parametrize("raw", ["3f2b9c1e-8d4a-4b7e-9f10-2c6d5e8a1b22", "/Users/me/Code", "42"])
+def test_dry_run_rejects_structural_junk_before_passing_anything_through(raw: str) -> None:
+    outcome = ClassifyOutcome(verdict("task", True).verdict, None, "dry_run", None)
+    assert decide(candidate(raw, "task"), outcome, "fallback") == Reject(
+        "dry_run: structural noise", None
+    )
+
+
 def test_dry_run_source_is_kept() -> None:
     outcome = ClassifyOutcome(verdict("person", True).verdict, None, "dry_run", None)
     got = decide(candidate("Alice Chen", "person"), outcome, "fallback")

@@ -110,13 +110,16 @@ def claim_batch(
     now: datetime,
     after_id: int = 0,
     source_ids: Sequence[str] | None = None,
+    with_suggested_kind: bool = False,
 ) -> list[ClaimedCandidate]:
-    """Claim up to `limit` pending candidates with id > after_id (of the given sources, if any),
-    in id order. PostgreSQL skips rows another daemon is claiming (FOR UPDATE SKIP LOCKED);
-    SQLite serialises writers."""
+    """Claim up to `limit` pending candidates with id > after_id (of the given sources, if any;
+    only those with a suggested kind, if asked), in id order. PostgreSQL skips rows another
+    daemon is claiming (FOR UPDATE SKIP LOCKED); SQLite serialises writers."""
     condition: ColumnElement[bool] = and_(C.status == "pending", C.id > after_id)
     if source_ids is not None:
         condition = and_(condition, C.source_id.in_(list(source_ids)))
+    if with_suggested_kind:
+        condition = and_(condition, C.suggested_kind.is_not(None))
     ids = (
         select(C.id).where(condition).order_by(C.id).limit(limit).with_for_update(skip_locked=True)
     )

@@ -80,6 +80,11 @@ def decide(
 ) -> Decision:
     """What a verdict (or its failure) means for one candidate. `outcome` None: not asked (the
     candidate exhausted its attempts), which is decided like a classifier failure."""
+    if outcome is not None and outcome.source == "dry_run" and noise_filter.is_noise(
+        candidate.raw_text
+    ):
+        # The structural layer stands before the DryRun pass-through: junk never gets in.
+        return Reject(reason="dry_run: structural noise", verdict=None)
     if outcome is not None and outcome.verdict is not None:
         v = outcome.verdict
         if v.is_real_entity and is_entity_kind(v.kind):

@@ -68,7 +68,7 @@ def promote_pending(
             with transaction(ctx.sessions) as s:
                 planner.grew(s, stats.promoted)
 
-    cursor = 0
+    cursor, dry_run = 0, ctx.classifier.active_model_id() is None
     with (
         _hand_back_on_error(ctx),
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="promote-writer") as writer,
@@ -84,6 +84,8 @@ def promote_pending(
                     now=utcnow(),
                     after_id=cursor,
                     source_ids=source_ids,
+                    # Without a model, a candidate with no suggested kind waits for a real judge.
+                    with_suggested_kind=dry_run,
                 )
             if not batch:
                 break
