@@ -76,8 +76,10 @@ _CLAIMED_COLUMNS = (
 )
 
 
-def insert_candidates(session: Session, rows: Sequence[NewCandidate], now: datetime) -> int:
-    """Queue new candidates (status pending)."""
+def insert_candidates(
+    session: Session, rows: Sequence[NewCandidate], now: datetime, *, held: bool = False
+) -> int:
+    """Queue new candidates: pending, or held while their session waits for triage."""
     if not rows:
         return 0
     full = [
@@ -88,7 +90,7 @@ def insert_candidates(session: Session, rows: Sequence[NewCandidate], now: datet
             "source_id": r.source_id,
             "app_bundle_id": r.app_bundle_id,
             "surrounding_text": r.surrounding_text,
-            "status": "pending",
+            "status": "held" if held else "pending",
             "attempts": 0,
             "created_at": r.created_at or now,
             "updated_at": now,
