@@ -1,1 +1,2 @@
-"""The supply pipeline: what happens when an observed session ends."""
+"""`supply` (the seed's name): the pipeline that turns an ended observed session into entities,
+by promoting that session's candidates inline."""
