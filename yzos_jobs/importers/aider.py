@@ -29,7 +29,7 @@ from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.base import FileImporter, OpenedFile, parse_timestamp
-from yzos_jobs.importers.reading import Line
+from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, Unit, Written
 from yzos_jobs.supply.pipeline import apply_entities
 from yzos_jobs.text import clean_text
@@ -54,7 +54,7 @@ class AiderSession:
     path: Path
     offset: int
     started_at: datetime
-    line: int  # of its header, for messages
+    where: Position  # its header line, for messages
     command: str | None = None
     repo: str | None = None
     files: list[str] = field(default_factory=list)
@@ -164,7 +164,10 @@ def session_candidates(session: AiderSession, limit: int) -> list[NewCandidate]:
 
 
 def read_sessions(
-    lines: Iterable[Line], path: Path, start: int, report: Callable[[ImportRecordError], None]
+    lines: Iterable[tuple[Position, int, bytes | None]],
+    path: Path,
+    start: int,
+    report: Callable[[ImportRecordError], None],
 ) -> Iterator[tuple[AiderSession, int]]:
     """Sessions in `lines` (read from byte offset `start`), each with the offset where the next
     one begins (the end of the lines for the last one). Lines are decoded leniently: CRLF and
@@ -172,7 +175,7 @@ def read_sessions(
     the next header belong to no session."""
     current: AiderSession | None = None
     offset = start
-    for line_no, end, raw in lines:
+    for where, end, raw in lines:
         line_start, offset = offset, end
         if raw is None:
             continue  # a line past the length bound, already reported
@@ -182,14 +185,13 @@ def read_sessions(
                 current.end_message()
                 yield current, line_start
             current = None
-            where = f"{path}:{line_no}"
             try:
                 started = parse_timestamp(header.group(1).decode(), where)
             except ImportRecordError as err:
                 report(err)
                 continue
             assert started is not None
-            current = AiderSession(path, line_start, started, line_no)
+            current = AiderSession(path, line_start, started, where)
             current.raw_line(raw)
             continue
         if current is None:
@@ -241,10 +243,10 @@ class AiderImporter(FileImporter):
         segment) and the file mark; then their session end promotes the candidates inline."""
         units: list[Unit[tuple[AiderSession, list[NewCandidate]]]] = []
         for session in sessions:
-            where = f"{opened.path}:{session.line}"
-            rows = self.prepare(where, lambda s=session: session_candidates(s, self.limit))
+            rows = self.prepare(session.where, lambda s=session: session_candidates(s, self.limit))
             if rows is not None:
-                units.append(Unit(where, (session.external_id, "segment"), (session, rows)))
+                unit = Unit(session.where, (session.external_id, "segment"), (session, rows))
+                units.append(unit)
         written = self.commit(opened, units, next_offset, self._write)
         if written.ended:
             self.stats.promoted += apply_entities(self.ctx, written.ended).promoted

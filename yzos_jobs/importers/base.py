@@ -32,7 +32,7 @@ from yzos_jobs.db.importer_state import (
     stored_contents,
 )
 from yzos_jobs.files import NotRegularFile, find_regular_files, open_regular, reason
-from yzos_jobs.importers.reading import MAX_LINE_BYTES, Line, read_lines
+from yzos_jobs.importers.reading import MAX_LINE_BYTES, LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import (
     ImportPathError,
     ImportRecordError,
@@ -103,7 +103,7 @@ def resume_offset(path: Path, previous: FileMark | None, now: FileMark) -> int:
     return previous.offset
 
 
-def parse_timestamp(value: object, where: str) -> datetime | None:
+def parse_timestamp(value: object, where: str | Position) -> datetime | None:
     """A timestamp as every importer reads one, in UTC: ISO 8601 text (`Z` or no offset is UTC)
     or seconds since the epoch; None when absent. Anything else, and a time outside years 1 to
     9999 once in UTC (what both databases and Python hold), is the record's error: reported and
@@ -124,7 +124,7 @@ def parse_timestamp(value: object, where: str) -> datetime | None:
         ) from None
 
 
-def parse_json_object(raw: bytes, where: str) -> dict[str, Any]:
+def parse_json_object(raw: bytes, where: str | Position) -> dict[str, Any]:
     """One line as a JSON object (invalid UTF-8 replaced); anything else, nesting past the
     recursion limit included, is the line's error."""
     try:
@@ -151,6 +151,22 @@ def is_record_error(exc: BaseException) -> bool:
     return isinstance(
         exc, StatementError | ImportRecordError | ValueError | OverflowError | RecursionError
     )
+
+
+def _rounds(units: Sequence[Unit[T]]) -> list[list[Unit[T]]]:
+    """Units in rounds: the first of each key in the first round, a key's second in the second,
+    and so on. A round's keys are claimed together; a later round finds its keys taken (or, if
+    the earlier one could not be written, free), so a repeat within a batch is judged exactly
+    like a repeat across batches."""
+    occurrences: dict[tuple[str, str], int] = {}
+    rounds: list[list[Unit[T]]] = []
+    for unit in units:
+        n = occurrences.get(unit.key, 0)
+        occurrences[unit.key] = n + 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(unit)
+    return rounds
 
 
 def _cannot_store(exc: BaseException) -> str:
@@ -217,24 +233,24 @@ class FileImporter:
             previous = load_mark(s, self.NAME, key)
         return OpenedFile(path, key, now, previous, resume_offset(path, previous, now))
 
-    def lines(self, opened: OpenedFile, start: int, *, keep_unfinished: bool) -> Iterator[Line]:
-        """The file's lines from `start` (see reading.read_lines), counted as progress; a line
-        past the length bound is reported here and comes with None for its bytes."""
+    def lines(
+        self, opened: OpenedFile, start: int, *, keep_unfinished: bool
+    ) -> Iterator[tuple[Position, int, bytes | None]]:
+        """The file's lines from `start` (see reading.read_lines) with their positions, counted
+        as progress; a line past the length bound is reported here and comes with None."""
+        before = LinesBefore(opened.path, start)
 
         def long_line(line_no: int) -> None:
-            self.stats.error(
-                ImportRecordError(
-                    f"{opened.path}:{line_no}", f"line longer than {MAX_LINE_BYTES} bytes"
-                )
-            )
+            message = f"line longer than {MAX_LINE_BYTES} bytes"
+            self.stats.error(ImportRecordError(Position(before, line_no), message))
 
         last = start
         with open_regular(opened.path) as fh:
             lines = read_lines(fh, start, keep_unfinished=keep_unfinished, on_long_line=long_line)
-            for line in lines:
-                self.advance(line[1] - last)
-                last = line[1]
-                yield line
+            for line_no, end, raw in lines:
+                self.advance(end - last)
+                last = end
+                yield Position(before, line_no), end, raw
 
     def advance(self, n: int) -> None:
         self.stats.bytes_read += n
@@ -243,7 +259,7 @@ class FileImporter:
 
     # --- records --------------------------------------------------------------------------
 
-    def prepare(self, where: str, build: Callable[[], R]) -> R | None:
+    def prepare(self, where: str | Position, build: Callable[[], R]) -> R | None:
         """Run `build` (one record turned into what will be written); a bad value in the record
         is reported with `where` and gives None."""
         try:
@@ -267,19 +283,21 @@ class FileImporter:
         end: int,
         write: Callable[[Session, list[Unit[T]]], Written],
     ) -> Written:
-        """Write `units` (the new ones, each key's first) with `write`, and move the file mark
-        to `end`, in one transaction; record by record if one of them cannot be written."""
-        kept, done = self._first_of_each_key(units)
+        """Write the new ones of `units` with `write`, and move the file mark to `end`, in one
+        transaction; record by record if one of them cannot be written."""
+        rounds = _rounds(units)
         mark = replace(opened.now, offset=end)
 
         def at_once(session: Session) -> Written:
-            written = self._claim_and_write(session, kept, write)
+            written = Written()
+            for group in rounds:
+                written.add(self._claim_and_write(session, group, write))
             save_mark(session, self.NAME, opened.key, mark)
             return written
 
         def one_by_one(session: Session) -> Written:
             written = Written()
-            for unit in kept:
+            for unit in (unit for group in rounds for unit in group):
                 try:
                     with session.begin_nested():
                         written.add(self._claim_and_write(session, [unit], write))
@@ -296,22 +314,8 @@ class FileImporter:
             if not is_record_error(exc):
                 raise
             written = run_in_transaction(self.ctx.sessions, one_by_one)
-        done.add(written)
-        self.stats.merge(done.stats)
-        return done
-
-    def _first_of_each_key(self, units: Sequence[Unit[T]]) -> tuple[list[Unit[T]], Written]:
-        first: dict[tuple[str, str], Unit[T]] = {}
-        repeats = Written()
-        for unit in units:
-            prior = first.setdefault(unit.key, unit)
-            if prior is unit:
-                continue
-            if unit.digest is not None and unit.digest != prior.digest:
-                repeats.stats.error(self._conflict(unit))
-            else:
-                repeats.stats.skipped += 1
-        return list(first.values()), repeats
+        self.stats.merge(written.stats)
+        return written
 
     def _claim_and_write(
         self,

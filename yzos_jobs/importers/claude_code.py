@@ -29,6 +29,7 @@ from yzos_jobs.importers.base import (
     parse_json_object,
     parse_timestamp,
 )
+from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record_key
 from yzos_jobs.supply.pipeline import apply_entities
 from yzos_jobs.text import clean_text
@@ -81,11 +82,10 @@ class ClaudeCodeImporter(FileImporter):
         else:
             batch: list[Unit[Turn]] = []
             end = opened.start
-            for line_no, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
+            for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
                 if raw is None:
                     continue  # a line past the length bound, already reported
-                where = f"{path}:{line_no}"
-                unit = self.prepare(where, lambda raw=raw, where=where: self._unit(raw, where))
+                unit = self.prepare(where, lambda r=raw, w=where: self._unit(r, w))
                 if unit is not None:
                     batch.append(unit)
                 if len(batch) >= BATCH:
@@ -95,7 +95,7 @@ class ClaudeCodeImporter(FileImporter):
         if time.time() - opened.now.mtime_ns / 1e9 >= self.idle_s:
             self._end_idle_sessions(opened)
 
-    def _unit(self, raw: bytes, where: str) -> Unit[Turn] | None:
+    def _unit(self, raw: bytes, where: Position) -> Unit[Turn] | None:
         r = parse_json_object(raw, where)
         if not r.get("sessionId") or not r.get("uuid"):
             if r.get("type") == "summary":

@@ -39,6 +39,7 @@ from yzos_jobs.importers.base import (
     parse_json_object,
     parse_timestamp,
 )
+from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record_key
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
@@ -52,7 +53,7 @@ TYPES = ("candidate", "app", "triage", "session_end")
 
 @dataclass(frozen=True)
 class Record:
-    where: str  # file:line
+    where: Position  # file:line
     type: str
     session_id: str
     record_id: str
@@ -72,7 +73,7 @@ class SessionEnd:
 Item = NewCandidate | AppRecord | SessionTriage | JudgedTriage | SessionEnd
 
 
-def parse_line(raw: bytes, where: str) -> Record | None:
+def parse_line(raw: bytes, where: Position) -> Record | None:
     if not raw.strip():
         return None
     obj = parse_json_object(raw, where)
@@ -151,7 +152,7 @@ def _item(rec: Record, limit: int) -> Item:
     return SessionEnd(parse_timestamp(at, rec.where))
 
 
-def read_unit(raw: bytes, where: str, limit: int) -> Unit[Item] | None:
+def read_unit(raw: bytes, where: Position, limit: int) -> Unit[Item] | None:
     """One line as the unit to write; None for a blank line. The content hash is the line's
     bytes: a repeat of a record_id is a conflict unless the line is the same."""
     rec = parse_line(raw, where)
@@ -176,10 +177,9 @@ class JsonlImporter(FileImporter):
             return
         batch: list[Unit[Item]] = []
         end = opened.start
-        for line_no, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
+        for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
             if raw is None:
                 continue  # a line past the length bound, already reported
-            where = f"{path}:{line_no}"
             unit = self.prepare(where, lambda r=raw, w=where: read_unit(r, w, self.limit))
             if unit is None:
                 continue

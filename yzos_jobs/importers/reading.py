@@ -10,12 +10,16 @@ offset is not a newline) and passed over without a second report.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import BinaryIO
+
+from yzos_jobs.files import open_regular
 
 MAX_LINE_BYTES = 16 << 20  # 16 MiB: far above any real JSONL record or transcript line
 _CHUNK = 1 << 20
 
-# (line number, offset after the line, the line's bytes, or None for a line passed over)
+# (line number counted from the start offset, offset after the line, the line's bytes, or None
+# for a line passed over)
 Line = tuple[int, int, bytes | None]
 
 
@@ -30,6 +34,35 @@ def lines_before(fh: BinaryIO, offset: int) -> int:
         count += chunk.count(b"\n")
         remaining -= len(chunk)
     return count
+
+
+class LinesBefore:
+    """The number of lines before an offset, counted on first use only: counting means reading
+    everything before it, which a run that reports nothing never needs."""
+
+    __slots__ = ("_count", "offset", "path")
+
+    def __init__(self, path: Path, offset: int) -> None:
+        self.path, self.offset = path, offset
+        self._count: int | None = 0 if offset == 0 else None
+
+    def __call__(self) -> int:
+        if self._count is None:
+            with open_regular(self.path) as fh:
+                self._count = lines_before(fh, self.offset)
+        return self._count
+
+
+class Position:
+    """A line of a file, as messages name it: `path:line`."""
+
+    __slots__ = ("before", "line")
+
+    def __init__(self, before: LinesBefore, line: int) -> None:
+        self.before, self.line = before, line
+
+    def __str__(self) -> str:
+        return f"{self.before.path}:{self.before() + self.line}"
 
 
 def _skip_rest_of_line(fh: BinaryIO) -> tuple[int, bool]:
@@ -49,10 +82,11 @@ def read_lines(
     keep_unfinished: bool,
     on_long_line: Callable[[int], None],
 ) -> Iterator[Line]:
-    """Lines from byte offset `start`. A last line without its newline is left for the next run
-    (the writer may still be at it) unless `keep_unfinished`. `on_long_line(line number)` is
-    called for each line past MAX_LINE_BYTES, which is yielded with None for its bytes."""
-    line_no = lines_before(fh, start) if start else 0
+    """Lines from byte offset `start`, numbered from there (line 1 is the first line read). A last
+    line without its newline is left for the next run (the writer may still be at it) unless
+    `keep_unfinished`. `on_long_line(line number)` is called for each line past MAX_LINE_BYTES,
+    which is yielded with None for its bytes."""
+    line_no = 0
     offset = start
     if start:
         fh.seek(start - 1)

@@ -7,6 +7,7 @@ from typing import Generic, TypeVar
 
 from blake3 import blake3
 
+from yzos_jobs.importers.reading import Position
 from yzos_jobs.text import clean_text
 
 T = TypeVar("T")
@@ -20,7 +21,7 @@ _ID_PREFIX_CHARS = 200
 class ImportRecordError(Exception):
     """One record cannot be imported; reported with its file and line, then skipped."""
 
-    def __init__(self, where: str, message: str) -> None:
+    def __init__(self, where: str | Position, message: str) -> None:
         super().__init__(f"{where}: {message}")
         self.where = where
 
@@ -45,7 +46,7 @@ class Unit(Generic[T]):
     key, and the hash of its content when a repeat of its key must be told from a conflict
     (None: a repeat is a copy, skipped without a word)."""
 
-    where: str
+    where: str | Position
     key: tuple[str, str]
     item: T
     digest: str | None = None
