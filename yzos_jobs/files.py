@@ -23,9 +23,12 @@ class FileTooLarge(OSError):
     """A file longer than the reader's bound."""
 
 
-def reason(exc: OSError) -> str:
-    """An OS error as the end of one line: "Permission denied", "not a regular file"."""
-    return exc.strerror or str(exc) or exc.__class__.__name__
+def describe(exc: OSError) -> str:
+    """Why a file was not read, as the end of one line: "not a regular file", "larger than …
+    bytes", "cannot read (Permission denied)"."""
+    if isinstance(exc, NotRegularFile | FileTooLarge):
+        return str(exc)
+    return f"cannot read ({exc.strerror or exc.__class__.__name__})"
 
 
 def open_regular(path: Path) -> BinaryIO:

@@ -1,11 +1,7 @@
 """What every file importer shares: finding files, file marks and resume, reading lines in
-bounded memory, progress, timestamps, and writing a batch so that a bad record costs only itself.
-
-A batch is written in one transaction with the file mark. If a record in it cannot be written
-(a value the database refuses, a constraint), the batch is written again record by record, each
-in a savepoint: the bad one is reported with its file and line and skipped, the others are
-committed, and the mark moves past all of them. A record key seen before is a repeat: the first
-wins; a repeat with different content (where content is compared) is reported as a conflict.
+bounded memory, progress, timestamps. A record that cannot be read is one line naming its file
+and line; a batch of records is written with its file mark by batches.write_batch, where a
+record that cannot be written costs only itself.
 """
 
 from __future__ import annotations
@@ -19,19 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, StatementError
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.importer_state import (
-    FileMark,
-    claim_records,
-    load_mark,
-    remember_contents,
-    save_mark,
-    stored_contents,
-)
-from yzos_jobs.files import NotRegularFile, find_regular_files, open_regular, reason
+from yzos_jobs.db.importer_state import FileMark, load_mark, save_mark
+from yzos_jobs.files import describe, find_regular_files, open_regular
+from yzos_jobs.importers.batches import Write, write_batch
 from yzos_jobs.importers.reading import MAX_LINE_BYTES, LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import (
     ImportPathError,
@@ -140,42 +128,6 @@ def parse_json_object(raw: bytes, where: str | Position) -> dict[str, Any]:
     return obj
 
 
-def is_record_error(exc: BaseException) -> bool:
-    """An error one record's values cause while it is written, as opposed to the database
-    going away (OperationalError, raised on), or a mistake in the statement itself."""
-    if isinstance(exc, DataError | IntegrityError):
-        return True
-    if isinstance(exc, DBAPIError):
-        return False
-    # StatementError: a value that could not be bound (e.g. a date out of range).
-    return isinstance(
-        exc, StatementError | ImportRecordError | ValueError | OverflowError | RecursionError
-    )
-
-
-def _rounds(units: Sequence[Unit[T]]) -> list[list[Unit[T]]]:
-    """Units in rounds: the first of each key in the first round, a key's second in the second,
-    and so on. A round's keys are claimed together; a later round finds its keys taken (or, if
-    the earlier one could not be written, free), so a repeat within a batch is judged exactly
-    like a repeat across batches."""
-    occurrences: dict[tuple[str, str], int] = {}
-    rounds: list[list[Unit[T]]] = []
-    for unit in units:
-        n = occurrences.get(unit.key, 0)
-        occurrences[unit.key] = n + 1
-        if n == len(rounds):
-            rounds.append([])
-        rounds[n].append(unit)
-    return rounds
-
-
-def _cannot_store(exc: BaseException) -> str:
-    cause = getattr(exc, "orig", None) or exc
-    text = str(cause).strip()
-    detail = text.splitlines()[0] if text else cause.__class__.__name__
-    return f"cannot be stored ({detail[:160]})"
-
-
 class FileImporter:
     """Imports files named directly or found below directories by `PATTERN`; `NAME` keys its
     importer_seen and importer_files rows."""
@@ -221,10 +173,7 @@ class FileImporter:
         return files
 
     def _unreadable(self, path: Path, exc: OSError) -> None:
-        if isinstance(exc, NotRegularFile):
-            self.stats.error(ImportRecordError(str(path), "not a regular file"))
-        else:
-            self.stats.error(ImportRecordError(str(path), f"cannot read ({reason(exc)})"))
+        self.stats.error(ImportRecordError(str(path), describe(exc)))
 
     def open_file(self, path: Path) -> OpenedFile:
         now = current_mark(path)
@@ -281,72 +230,15 @@ class FileImporter:
         opened: OpenedFile,
         units: Sequence[Unit[T]],
         end: int,
-        write: Callable[[Session, list[Unit[T]]], Written],
+        write: Write[T],
     ) -> Written:
-        """Write the new ones of `units` with `write`, and move the file mark to `end`, in one
-        transaction; record by record if one of them cannot be written."""
-        rounds = _rounds(units)
+        """Write the new ones of `units` with `write` and move the file mark to `end`, in one
+        transaction (see batches.write_batch); counted once committed."""
         mark = replace(opened.now, offset=end)
 
-        def at_once(session: Session) -> Written:
-            written = Written()
-            for group in rounds:
-                written.add(self._claim_and_write(session, group, write))
+        def save(session: Session) -> None:
             save_mark(session, self.NAME, opened.key, mark)
-            return written
 
-        def one_by_one(session: Session) -> Written:
-            written = Written()
-            for unit in (unit for group in rounds for unit in group):
-                try:
-                    with session.begin_nested():
-                        written.add(self._claim_and_write(session, [unit], write))
-                except Exception as exc:
-                    if not is_record_error(exc):
-                        raise
-                    written.stats.error(ImportRecordError(unit.where, _cannot_store(exc)))
-            save_mark(session, self.NAME, opened.key, mark)
-            return written
-
-        try:
-            written = run_in_transaction(self.ctx.sessions, at_once)
-        except Exception as exc:
-            if not is_record_error(exc):
-                raise
-            written = run_in_transaction(self.ctx.sessions, one_by_one)
+        written = write_batch(self.ctx.sessions, self.NAME, units, write, save)
         self.stats.merge(written.stats)
         return written
-
-    def _claim_and_write(
-        self,
-        session: Session,
-        units: list[Unit[T]],
-        write: Callable[[Session, list[Unit[T]]], Written],
-    ) -> Written:
-        fresh = claim_records(session, self.NAME, [u.key for u in units])
-        new = [u for u in units if u.key in fresh]
-        written = Written()
-        repeated = [u for u in units if u.key not in fresh]
-        compared = [u.key for u in repeated if u.digest is not None]
-        stored = stored_contents(session, self.NAME, compared) if compared else {}
-        for unit in repeated:
-            # No stored hash: imported before hashes were kept; taken as a copy.
-            if unit.digest is None or stored.get(unit.key, unit.digest) == unit.digest:
-                written.stats.skipped += 1
-            else:
-                written.stats.error(self._conflict(unit))
-        remember_contents(
-            session, self.NAME, {u.key: u.digest for u in new if u.digest is not None}
-        )
-        if new:
-            written.add(write(session, new))
-            written.stats.records += len(new)
-        return written
-
-    def _conflict(self, unit: Unit[T]) -> ImportRecordError:
-        sid, rid = unit.key
-        return ImportRecordError(
-            unit.where,
-            f"record_id {shown(rid)} of session {shown(sid)} was imported before with other "
-            "content; the first is kept",
-        )

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from yzos_jobs.db.apps import AppRecord
-from yzos_jobs.files import read_bounded, reason, walk
+from yzos_jobs.files import describe, read_bounded, walk
 from yzos_jobs.text import clean_text
 
 MAX_APP_FILE_BYTES = 1 << 20  # an Info.plist or .desktop file is a few KB; 1 MiB is generous
@@ -37,7 +37,7 @@ def _read(path: Path) -> bytes:
     try:
         return read_bounded(path, MAX_APP_FILE_BYTES)
     except OSError as exc:
-        raise AppFileError(path, f"cannot read ({reason(exc)})") from None
+        raise AppFileError(path, describe(exc)) from None
 
 
 def _field(value: object) -> str | None:
@@ -113,7 +113,7 @@ def scan_apps(dirs: Iterable[Path]) -> Iterator[AppRecord | AppFileError]:
         errors: list[AppFileError] = []
 
         def listing_failed(path: Path, exc: OSError, errors: list[AppFileError] = errors) -> None:
-            errors.append(AppFileError(path, f"cannot list directory ({reason(exc)})"))
+            errors.append(AppFileError(path, describe(exc)))
 
         for here, subdirs, files in walk(base, listing_failed):
             yield from errors
