@@ -2,8 +2,10 @@
 was read). Both are written in the caller's transaction, together with what the records made.
 
 A record's importer_seen row is (importer, session id, record id). A record whose content is
-compared on a repeat (JSONL) also has a content row: importer `<importer>:content`, session id a
-hash of its (session id, record id), record id the hash of its content.
+compared on a repeat (JSONL) also has a content row: importer `<importer>:content`, its session
+id, and its record id followed by a space and the hash of its content (32 hex digits). Keyed
+next to its session's other records, the row is written where the claim rows are, not at a
+random place in the index.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from blake3 import blake3
-from sqlalchemy import select, tuple_
+from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import upsert_insert
@@ -57,9 +59,12 @@ def seen(session: Session, importer: str, keys: Iterable[Key]) -> set[Key]:
     return found
 
 
-def _content_key(key: Key) -> str:
-    # NUL never reaches a stored id (clean_text removes it), so it separates the two unambiguously.
-    return blake3(f"{key[0]}\x00{key[1]}".encode()).hexdigest(length=16)
+DIGEST_CHARS = 32
+
+
+def content_digest(content: bytes) -> str:
+    """The hash a content row keeps of a record's content."""
+    return blake3(content).hexdigest(length=DIGEST_CHARS // 2)
 
 
 def remember_contents(session: Session, importer: str, digests: Mapping[Key, str]) -> None:
@@ -70,11 +75,11 @@ def remember_contents(session: Session, importer: str, digests: Mapping[Key, str
     rows = [
         {
             "importer_name": f"{importer}:content",
-            "session_id": _content_key(key),
-            "record_id": digest,
+            "session_id": sid,
+            "record_id": f"{rid} {digests[(sid, rid)]}",
             "last_seen": now,
         }
-        for key, digest in digests.items()
+        for sid, rid in sorted(digests)
     ]
     stmt = upsert_insert(session, ImporterSeen).on_conflict_do_nothing(
         index_elements=["importer_name", "session_id", "record_id"]
@@ -84,18 +89,22 @@ def remember_contents(session: Session, importer: str, digests: Mapping[Key, str
 
 def stored_contents(session: Session, importer: str, keys: Iterable[Key]) -> dict[Key, str]:
     """The content hash stored for each of `keys` that has one (records imported before content
-    hashes were kept have none)."""
-    by_hash = {_content_key(k): k for k in set(keys)}
-    wanted = sorted(by_hash)
+    hashes were kept have none). One query per key: only repeats are looked up."""
     found: dict[Key, str] = {}
-    for start in range(0, len(wanted), LOOKUP_CHUNK):
-        rows = session.execute(
-            select(ImporterSeen.session_id, ImporterSeen.record_id).where(
+    for sid, rid in sorted(set(keys)):
+        prefix = f"{rid} "
+        digest = session.scalar(
+            select(ImporterSeen.record_id)
+            .where(
                 ImporterSeen.importer_name == f"{importer}:content",
-                ImporterSeen.session_id.in_(wanted[start : start + LOOKUP_CHUNK]),
+                ImporterSeen.session_id == sid,
+                func.length(ImporterSeen.record_id) == len(prefix) + DIGEST_CHARS,
+                func.substr(ImporterSeen.record_id, 1, len(prefix)) == prefix,
             )
+            .limit(1)
         )
-        found.update((by_hash[h], digest) for h, digest in rows)
+        if digest is not None:
+            found[(sid, rid)] = digest[-DIGEST_CHARS:]
     return found
 
 

@@ -16,11 +16,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from blake3 import blake3
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
-from yzos_jobs.db.importer_state import seen
+from yzos_jobs.db.importer_state import content_digest, seen
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
 from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
@@ -158,8 +157,7 @@ def read_unit(raw: bytes, where: Position, limit: int) -> Unit[Item] | None:
     rec = parse_line(raw, where)
     if rec is None:
         return None
-    digest = blake3(raw.strip()).hexdigest(length=16)
-    return Unit(where, rec.key, _item(rec, limit), digest)
+    return Unit(where, rec.key, _item(rec, limit), content_digest(raw.strip()))
 
 
 class JsonlImporter(FileImporter):
