@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import ConfigError, Settings, load_settings
 from yzos_jobs.db import migrate
+from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
 from yzos_jobs.db.engine import (
     DatabaseUnavailable,
     check_connection,
@@ -30,7 +31,7 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import configure_logging, get_logger
 from yzos_jobs.maintain.jobs import JOB_ALIASES, JOBS
 from yzos_jobs.maintain.runner import run_job
-from yzos_jobs.observe.app_meta import default_app_dirs, scan_apps, upsert_app_metadata
+from yzos_jobs.observe.app_meta import AppFileError, default_app_dirs, scan_apps
 from yzos_jobs.progress import progress_bar, render_counts
 from yzos_jobs.runtime import build_classifier
 from yzos_jobs.status import collect_status, render_status
@@ -330,11 +331,19 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
     missing = [d for d in dirs if not d.is_dir()]
     if missing:
         _fail(click.get_current_context(), f"{missing[0]}: no such directory", EXIT_FAILURE)
-    found = list(scan_apps(targets))
+    found: list[AppRecord] = []
+    errors = 0
+    for item in scan_apps(targets):
+        if isinstance(item, AppFileError):
+            errors += 1
+            click.echo(f"skipped {item}", err=True)
+        else:
+            found.append(item)
     with transaction(app.session_factory) as s:
         n = upsert_app_metadata(s, found)
-    click.echo(f"apps: {n} upserted from {', '.join(str(t) for t in targets)}")
-    log.info("apps scanned", upserted=n)
+    skipped = f" ({errors} files skipped)" if errors else ""
+    click.echo(f"apps: {n} upserted from {', '.join(str(t) for t in targets)}{skipped}")
+    log.info("apps scanned", upserted=n, skipped=errors)
 
 
 @cli.command("run")

@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import Settings
+from yzos_jobs.db.apps import lookup_app_metadata
 from yzos_jobs.db.verdict_cache import VerdictCache
-from yzos_jobs.entity.classifier import AppMetadata, Classifier
+from yzos_jobs.entity.classifier import Classifier
 from yzos_jobs.inference.profile import InferenceProfile
-from yzos_jobs.observe.app_meta import lookup_app_metadata
+from yzos_jobs.inference.types import AppMetadata
 
 
 def build_classifier(

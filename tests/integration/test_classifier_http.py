@@ -19,6 +19,7 @@ from tests.support.openai_double import (
     candidate_of,
     verdict,
 )
+from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
 from yzos_jobs.db.engine import transaction
 from yzos_jobs.entity.classifier import (
     Classifier,
@@ -29,7 +30,6 @@ from yzos_jobs.entity.classifier import (
 )
 from yzos_jobs.inference.errors import LlmRefused
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
-from yzos_jobs.observe.app_meta import AppRecord, upsert_app_metadata
 
 CURSOR = ClassifyInput(
     raw_text="Cursor",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,9 +27,11 @@ def run_cli(
     env: dict[str, str] | None = None,
     timeout: float = 120,
     input_text: str | None = None,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
+    """`prefix`: a command the CLI runs under (e.g. setpriv, to run without root's powers)."""
     return subprocess.run(
-        [sys.executable, "-m", "yzos_jobs", *args],
+        [*prefix, sys.executable, "-m", "yzos_jobs", *args],
         cwd=cwd or REPO,
         env=env or cli_env(db_url),
         capture_output=True,

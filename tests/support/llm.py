@@ -6,10 +6,10 @@ from dataclasses import replace
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from yzos_jobs.db.apps import lookup_app_metadata
 from yzos_jobs.db.verdict_cache import VerdictCache
 from yzos_jobs.entity.classifier import Classifier
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
-from yzos_jobs.observe.app_meta import lookup_app_metadata
 
 PROFILE = InferenceProfile(
     llm_backend=LlmBackend.OPENAI,

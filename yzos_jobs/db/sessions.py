@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import case, func
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import upsert_insert
-from yzos_jobs.db.models import ActivitySession
+from yzos_jobs.db.models import ActivitySession, ImporterSeen
 
 
 def upsert_activity_session(
@@ -42,5 +42,22 @@ def upsert_activity_session(
                     (stmt.excluded.ended_at.is_not(None), "ended"), else_=ActivitySession.status
                 ),
             },
+        )
+    )
+
+
+def open_sessions_seen_under(session: Session, importer: str, seen_session_id: str) -> list[str]:
+    """External ids of the importer's open sessions listed under one importer_seen session id
+    (Claude Code lists each file's sessions under `file:<path>`, to end them when it goes idle)."""
+    return list(
+        session.scalars(
+            select(ActivitySession.external_id)
+            .join(
+                ImporterSeen,
+                (ImporterSeen.importer_name == importer)
+                & (ImporterSeen.session_id == seen_session_id)
+                & (ImporterSeen.record_id == ActivitySession.external_id),
+            )
+            .where(ActivitySession.source_kind == importer, ActivitySession.status == "open")
         )
     )

@@ -16,23 +16,23 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from blake3 import blake3
+from sqlalchemy.orm import Session
 
-from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
 from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
-from yzos_jobs.importers import state
-from yzos_jobs.importers.base import FileImporter
-from yzos_jobs.importers.records import clean_text
+from yzos_jobs.importers.base import FileImporter, OpenedFile, parse_timestamp
+from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.records import ImportRecordError, Unit, Written
 from yzos_jobs.supply.pipeline import apply_entities
+from yzos_jobs.text import clean_text
 
 IMPORTER = "aider"
 SOURCE_KIND = "ai_tool"
@@ -54,6 +54,7 @@ class AiderSession:
     path: Path
     offset: int
     started_at: datetime
+    where: Position  # its header line, for messages
     command: str | None = None
     repo: str | None = None
     files: list[str] = field(default_factory=list)
@@ -163,49 +164,56 @@ def session_candidates(session: AiderSession, limit: int) -> list[NewCandidate]:
 
 
 def read_sessions(
-    path: Path, start: int, on_bytes: Callable[[int], None] | None = None
+    lines: Iterable[tuple[Position, int, bytes | None]],
+    path: Path,
+    start: int,
+    report: Callable[[ImportRecordError], None],
 ) -> Iterator[tuple[AiderSession, int]]:
-    """Sessions from byte offset `start`, each with the offset where the next one begins (the
-    file size for the last one). Lines are decoded leniently: CRLF and invalid UTF-8 are fine."""
+    """Sessions in `lines` (read from byte offset `start`), each with the offset where the next
+    one begins (the end of the lines for the last one). Lines are decoded leniently: CRLF and
+    invalid UTF-8 are fine. A header whose date is impossible is reported, and the lines up to
+    the next header belong to no session."""
     current: AiderSession | None = None
     offset = start
-    with path.open("rb") as fh:
-        fh.seek(start)
-        for raw in fh:
-            line_start = offset
-            offset += len(raw)
-            if on_bytes is not None and offset - line_start:
-                on_bytes(len(raw))
-            header = HEADER.match(raw)
-            if header:
-                if current is not None:
-                    current.end_message()
-                    yield current, line_start
-                started = datetime.strptime(header.group(1).decode(), "%Y-%m-%d %H:%M:%S")
-                current = AiderSession(path, line_start, started.replace(tzinfo=UTC))
-                current.raw_line(raw)
+    for where, end, raw in lines:
+        line_start, offset = offset, end
+        if raw is None:
+            continue  # a line past the length bound, already reported
+        header = HEADER.match(raw)
+        if header:
+            if current is not None:
+                current.end_message()
+                yield current, line_start
+            current = None
+            try:
+                started = parse_timestamp(header.group(1).decode(), where)
+            except ImportRecordError as err:
+                report(err)
                 continue
-            if current is None:
-                continue  # text before the first header belongs to no session
+            assert started is not None
+            current = AiderSession(path, line_start, started, where)
             current.raw_line(raw)
-            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-            if text.startswith("#### ") or text == "####":
-                current.user_line(text[5:])
-            else:
-                current.other_line(text)
+            continue
+        if current is None:
+            continue  # text before the first header belongs to no session
+        current.raw_line(raw)
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        if text.startswith("#### ") or text == "####":
+            current.user_line(text[5:])
+        else:
+            current.other_line(text)
     if current is not None:
         current.end_message()
         yield current, offset
 
 
 class AiderImporter(FileImporter):
+    NAME = IMPORTER
     PATTERN = HISTORY_FILE
 
     def import_file(self, path: Path) -> None:
-        self.stats.files += 1
-        mark = state.current_mark(path)
-        with self.ctx.sessions() as s:
-            previous = state.load_mark(s, IMPORTER, path)
+        opened = self.open_file(path)
+        mark, previous = opened.now, opened.previous
         idle = time.time() - mark.mtime_ns / 1e9 >= self.idle_s
         unchanged = previous is not None and (
             previous.size,
@@ -215,64 +223,53 @@ class AiderImporter(FileImporter):
         if unchanged and (previous.offset >= mark.size or not idle):
             self.stats.files_unchanged += 1
             return  # nothing new, and no open session has gone idle
-        start = state.resume_offset(path, previous, mark)
         closed: list[AiderSession] = []
         resume_at = mark.size
-        for session, next_offset in read_sessions(path, start, self._bytes):
+        lines = self.lines(opened, opened.start, keep_unfinished=True)
+        for session, next_offset in read_sessions(lines, path, opened.start, self.stats.error):
             if next_offset >= mark.size and not idle:
                 resume_at = session.offset  # still open: read again from here next time
                 break
             closed.append(session)
             if len(closed) >= SESSIONS_PER_BATCH:
-                self._import_sessions(path, mark, closed, next_offset)
+                self._import_sessions(opened, closed, next_offset)
                 closed = []
-        self._import_sessions(path, mark, closed, resume_at)
-
-    def _bytes(self, n: int) -> None:
-        self.stats.bytes_read += n
-        if self.progress:
-            self.progress(n)
+        self._import_sessions(opened, closed, resume_at)
 
     def _import_sessions(
-        self, path: Path, mark: state.FileMark, sessions: list[AiderSession], next_offset: int
+        self, opened: OpenedFile, sessions: list[AiderSession], next_offset: int
     ) -> None:
         """Closed sessions in one transaction with their importer_seen rows (one per session
         segment) and the file mark; then their session end promotes the candidates inline."""
-        planned = [(s, session_candidates(s, self.limit)) for s in sessions]
+        units: list[Unit[tuple[AiderSession, list[NewCandidate]]]] = []
+        for session in sessions:
+            rows = self.prepare(session.where, lambda s=session: session_candidates(s, self.limit))
+            if rows is not None:
+                unit = Unit(session.where, (session.external_id, "segment"), (session, rows))
+                units.append(unit)
+        written = self.commit(opened, units, next_offset, self._write)
+        if written.ended:
+            self.stats.promoted += apply_entities(self.ctx, written.ended).promoted
 
-        def write(db: Any) -> list[tuple[AiderSession, list[NewCandidate]]]:
-            fresh = state.claim_records(
-                db, IMPORTER, [(s.external_id, "segment") for s in sessions]
-            )
-            new = [(s, rows) for s, rows in planned if (s.external_id, "segment") in fresh]
-            now = utcnow()
-            for session, _ in new:
-                repo_dir = session.repo_dir()
-                upsert_activity_session(
-                    db,
-                    IMPORTER,
-                    session.external_id,
-                    project_path=noise_filter.normalize_project_path(repo_dir)
-                    if repo_dir
-                    else None,
-                    started_at=session.started_at,
-                    ended_at=now,
-                )
-            insert_candidates(db, [row for _, rows in new for row in rows], now)
-            state.save_mark(
+    def _write(
+        self, db: Session, units: list[Unit[tuple[AiderSession, list[NewCandidate]]]]
+    ) -> Written:
+        now = utcnow()
+        for unit in units:
+            session = unit.item[0]
+            repo_dir = session.repo_dir()
+            upsert_activity_session(
                 db,
                 IMPORTER,
-                path,
-                state.FileMark(mark.size, mark.mtime_ns, next_offset, mark.head_hash),
+                session.external_id,
+                project_path=noise_filter.normalize_project_path(repo_dir) if repo_dir else None,
+                started_at=session.started_at,
+                ended_at=now,
             )
-            return new
-
-        new = run_in_transaction(self.ctx.sessions, write)
-        self.stats.records += len(sessions)
-        self.stats.skipped += len(sessions) - len(new)
-        self.stats.sessions += len(new)
-        self.stats.sessions_ended += len(new)
-        self.stats.candidates += sum(len(rows) for _, rows in new)
-        ended = [s.external_id for s, rows in new if rows]
-        if ended:
-            self.stats.promoted += apply_entities(self.ctx, ended).promoted
+        rows = [row for unit in units for row in unit.item[1]]
+        insert_candidates(db, rows, now)
+        written = Written(ended=[unit.key[0] for unit in units if unit.item[1]])
+        written.stats.sessions += len(units)
+        written.stats.sessions_ended += len(units)
+        written.stats.candidates += len(rows)
+        return written

@@ -1,17 +1,138 @@
-"""What every file importer shares: settings it reads, counts, finding and reading files."""
+"""What every file importer shares: finding files, file marks and resume, reading lines in
+bounded memory, progress, timestamps. A record that cannot be read is one line naming its file
+and line; a batch of records is written with its file mark by batches.write_batch, where a
+record that cannot be written costs only itself.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
-from yzos_jobs.importers.records import ImportPathError, ImportStats
+from sqlalchemy.orm import Session
+
+from yzos_jobs.db.importer_state import FileMark, load_mark, save_mark
+from yzos_jobs.files import describe, find_regular_files, open_regular
+from yzos_jobs.importers.batches import Write, write_batch
+from yzos_jobs.importers.reading import MAX_LINE_BYTES, LinesBefore, Position, read_lines
+from yzos_jobs.importers.records import (
+    ImportPathError,
+    ImportRecordError,
+    ImportStats,
+    Unit,
+    Written,
+)
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.text import shown
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+HEAD_BYTES = 4096
+# What a bad value raises while a record is turned into rows (untrusted data: a field of an
+# unexpected type, an object nested past the recursion limit, a number too big for a date).
+PARSE_ERRORS = (
+    ValueError,
+    TypeError,
+    AttributeError,
+    LookupError,
+    OverflowError,
+    RecursionError,
+)
+
+
+@dataclass(frozen=True)
+class OpenedFile:
+    """A file about to be read: its mark now (offset = its size), the mark stored by the last
+    run, and the offset reading resumes from."""
+
+    path: Path
+    key: str  # the path as importer_files stores it
+    now: FileMark
+    previous: FileMark | None
+    start: int
+
+    @property
+    def fully_read(self) -> bool:
+        """Unchanged since a run that read it to the end."""
+        return self.previous == self.now
+
+
+def path_key(path: Path) -> str:
+    """The path as stored: a name that is not UTF-8 (Python decodes it with surrogateescape)
+    keeps its bytes as backslash escapes instead of failing to encode."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def head_hash(path: Path, length: int = HEAD_BYTES) -> str:
+    """Hash of the file's first bytes: tells a grown file from a replaced one."""
+    with open_regular(path) as fh:
+        return hashlib.blake2b(fh.read(min(length, HEAD_BYTES)), digest_size=16).hexdigest()
+
+
+def current_mark(path: Path) -> FileMark:
+    st = os.stat(path)
+    return FileMark(st.st_size, st.st_mtime_ns, st.st_size, head_hash(path, st.st_size))
+
+
+def resume_offset(path: Path, previous: FileMark | None, now: FileMark) -> int:
+    """Where to start reading: the stored offset if the file only grew (its first bytes are the
+    ones seen last time), else the beginning."""
+    if previous is None or now.size < previous.size:
+        return 0
+    if head_hash(path, previous.size) != previous.head_hash:
+        return 0
+    return previous.offset
+
+
+def parse_timestamp(value: object, where: str | Position) -> datetime | None:
+    """A timestamp as every importer reads one, in UTC: ISO 8601 text (`Z` or no offset is UTC)
+    or seconds since the epoch; None when absent. Anything else, and a time outside years 1 to
+    9999 once in UTC (what both databases and Python hold), is the record's error: reported and
+    the record skipped, never clamped."""
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, str):
+            parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            parsed = datetime.fromtimestamp(value, UTC)
+        else:
+            raise ValueError(value)
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except (ValueError, OverflowError, OSError):
+        raise ImportRecordError(
+            where, f"not a timestamp in years 1 to 9999 UTC: {shown(value)}"
+        ) from None
+
+
+def parse_json_object(raw: bytes, where: str | Position) -> dict[str, Any]:
+    """One line as a JSON object (invalid UTF-8 replaced); anything else, nesting past the
+    recursion limit included, is the line's error."""
+    try:
+        obj = json.loads(raw.decode("utf-8", errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise ImportRecordError(where, f"not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ImportRecordError(where, "not JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer past Python's 4300-digit conversion limit
+        raise ImportRecordError(where, f"not JSON ({str(exc)[:120]})") from None
+    if not isinstance(obj, dict):
+        raise ImportRecordError(where, "not a JSON object")
+    return obj
 
 
 class FileImporter:
-    """Imports files named directly or found below directories by `PATTERN`."""
+    """Imports files named directly or found below directories by `PATTERN`; `NAME` keys its
+    importer_seen and importer_files rows."""
 
+    NAME = ""
     PATTERN = "*"
 
     def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
@@ -22,46 +143,102 @@ class FileImporter:
         self.stats = ImportStats()
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
-        for path in expand_paths(paths, self.PATTERN):
-            self.import_file(path)
+        for path in self._expand(paths):
+            self.stats.files += 1
+            try:
+                self.import_file(path)
+            except OSError as exc:  # unreadable: one line, and the other files are imported
+                self._unreadable(path, exc)
         return self.stats
 
     def import_file(self, path: Path) -> None:
         raise NotImplementedError
 
+    # --- files ----------------------------------------------------------------------------
 
-def expand_paths(paths: list[Path], pattern: str) -> list[Path]:
-    """Files named directly, and files matching `pattern` below directories; a missing path is an
-    error for the whole command."""
-    files: list[Path] = []
-    for p in paths:
-        if p.is_file():
-            files.append(p.resolve())
-        elif p.is_dir():
-            files.extend(sorted(f.resolve() for f in p.rglob(pattern) if f.is_file()))
-        else:
-            raise ImportPathError(f"{p}: no such file or directory")
-    return files
+    def _expand(self, paths: list[Path]) -> list[Path]:
+        """Files named directly, and regular files matching PATTERN below directories. A path
+        that does not exist, or names something that is neither a file nor a directory, is an
+        error for the whole command; what cannot be read below a directory is one line each."""
+        files: list[Path] = []
+        for p in paths:
+            if p.is_dir():
+                files.extend(find_regular_files(p, self.PATTERN, self._unreadable))
+            elif p.is_file():
+                files.append(p.resolve())
+            elif p.exists():
+                raise ImportPathError(f"{p}: not a regular file")
+            else:
+                raise ImportPathError(f"{p}: no such file or directory")
+        return files
 
+    def _unreadable(self, path: Path, exc: OSError) -> None:
+        self.stats.error(ImportRecordError(str(path), describe(exc)))
 
-def read_lines(path: Path, start: int) -> Iterator[tuple[int, int, bytes]]:
-    """(line number, offset after the line, bytes) of each complete line from `start`; a last
-    line without its newline is left for the next run (the observer may still be writing it)."""
-    line_no = 0
-    with path.open("rb") as fh:
-        if start:
-            # Count lines before the resume point for error messages that name the right line.
-            remaining = start
-            while remaining > 0:
-                chunk = fh.read(min(remaining, 1 << 20))
-                if not chunk:
-                    break
-                line_no += chunk.count(b"\n")
-                remaining -= len(chunk)
-        offset = start
-        for raw in fh:
-            if not raw.endswith(b"\n"):
-                return
-            line_no += 1
-            offset += len(raw)
-            yield line_no, offset, raw
+    def open_file(self, path: Path) -> OpenedFile:
+        now = current_mark(path)
+        key = path_key(path)
+        with self.ctx.sessions() as s:
+            previous = load_mark(s, self.NAME, key)
+        return OpenedFile(path, key, now, previous, resume_offset(path, previous, now))
+
+    def lines(
+        self, opened: OpenedFile, start: int, *, keep_unfinished: bool
+    ) -> Iterator[tuple[Position, int, bytes | None]]:
+        """The file's lines from `start` (see reading.read_lines) with their positions, counted
+        as progress; a line past the length bound is reported here and comes with None."""
+        before = LinesBefore(opened.path, start)
+
+        def long_line(line_no: int) -> None:
+            message = f"line longer than {MAX_LINE_BYTES} bytes"
+            self.stats.error(ImportRecordError(Position(before, line_no), message))
+
+        last = start
+        with open_regular(opened.path) as fh:
+            lines = read_lines(fh, start, keep_unfinished=keep_unfinished, on_long_line=long_line)
+            for line_no, end, raw in lines:
+                self.advance(end - last)
+                last = end
+                yield Position(before, line_no), end, raw
+
+    def advance(self, n: int) -> None:
+        self.stats.bytes_read += n
+        if self.progress is not None and n:
+            self.progress(n)
+
+    # --- records --------------------------------------------------------------------------
+
+    def prepare(self, where: str | Position, build: Callable[[], R]) -> R | None:
+        """Run `build` (one record turned into what will be written); a bad value in the record
+        is reported with `where` and gives None."""
+        try:
+            return build()
+        except ImportRecordError as err:
+            self.stats.error(err)
+        except PARSE_ERRORS as exc:
+            text = str(exc).strip()
+            detail = exc.__class__.__name__
+            if text:
+                detail += f": {text.splitlines()[0][:120]}"
+            if isinstance(exc, RecursionError):
+                detail = "nested too deeply"
+            self.stats.error(ImportRecordError(where, f"cannot be read ({detail})"))
+        return None
+
+    def commit(
+        self,
+        opened: OpenedFile,
+        units: Sequence[Unit[T]],
+        end: int,
+        write: Write[T],
+    ) -> Written:
+        """Write the new ones of `units` with `write` and move the file mark to `end`, in one
+        transaction (see batches.write_batch); counted once committed."""
+        mark = replace(opened.now, offset=end)
+
+        def save(session: Session) -> None:
+            save_mark(session, self.NAME, opened.key, mark)
+
+        written = write_batch(self.ctx.sessions, self.NAME, units, write, save)
+        self.stats.merge(written.stats)
+        return written

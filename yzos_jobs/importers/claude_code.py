@@ -2,31 +2,37 @@
 
 Each line is a record (`uuid`, `sessionId`, `cwd`, `gitBranch`, `type`, `message`, `timestamp`).
 The project comes from `cwd`, never from the encoded directory name. Records are deduplicated by
-`uuid` across files (a resumed session copies earlier records into a new file). A session whose
+`uuid` across files (a resumed session copies earlier records into a new file, under the new
+session's id, so a repeated uuid is a copy: the first is kept, without a word). A session whose
 file has been idle for `importers.session_idle_s` is ended: its candidates are promoted inline.
 """
 
 from __future__ import annotations
 
-import json
 import time
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.models import ActivitySession, ImporterSeen
+from yzos_jobs.db.importer_state import claim_records
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import upsert_activity_session
+from yzos_jobs.db.sessions import open_sessions_seen_under, upsert_activity_session
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
-from yzos_jobs.importers import state
-from yzos_jobs.importers.base import FileImporter, read_lines
-from yzos_jobs.importers.records import ImportRecordError, clean_text
+from yzos_jobs.importers.base import (
+    FileImporter,
+    OpenedFile,
+    parse_json_object,
+    parse_timestamp,
+)
+from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record_key
 from yzos_jobs.supply.pipeline import apply_entities
+from yzos_jobs.text import clean_text
 
 IMPORTER = "claude_code"
 SOURCE_KIND = "ai_tool"
@@ -55,106 +61,92 @@ def _user_text(message: Any) -> str | None:
     return None
 
 
-def _time(value: Any) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+@dataclass(frozen=True)
+class Turn:
+    """One transcript record, as much of it as is imported."""
+
+    session_id: str
+    cwd: str | None
+    at: datetime
+    request: NewCandidate | None  # the task a person's request names
 
 
 class ClaudeCodeImporter(FileImporter):
+    NAME = IMPORTER
     PATTERN = "*.jsonl"
 
     def import_file(self, path: Path) -> None:
-        self.stats.files += 1
-        mark = state.current_mark(path)
-        with self.ctx.sessions() as s:
-            previous = state.load_mark(s, IMPORTER, path)
-        done = state.FileMark(mark.size, mark.mtime_ns, mark.size, mark.head_hash)
-        if previous != done:
-            start = state.resume_offset(path, previous, mark)
-            batch: list[tuple[str, dict[str, Any]]] = []
-            end = start
-            for line_no, end, raw in read_lines(path, start):
-                self.stats.bytes_read += len(raw)
-                if self.progress:
-                    self.progress(len(raw))
-                try:
-                    batch.append((f"{path}:{line_no}", self._parse(raw, f"{path}:{line_no}")))
-                except ImportRecordError as err:
-                    self.stats.error(err)
-                if len(batch) >= BATCH:
-                    self._flush(path, mark, batch, end)
-                    batch = []
-            self._flush(path, mark, batch, end)
-        else:
+        opened = self.open_file(path)
+        if opened.fully_read:
             self.stats.files_unchanged += 1
-        if time.time() - mark.mtime_ns / 1e9 >= self.idle_s:
-            self._end_idle_sessions(path)
+        else:
+            batch: list[Unit[Turn]] = []
+            end = opened.start
+            for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
+                if raw is None:
+                    continue  # a line past the length bound, already reported
+                unit = self.prepare(where, lambda r=raw, w=where: self._unit(r, w))
+                if unit is not None:
+                    batch.append(unit)
+                if len(batch) >= BATCH:
+                    self._flush(opened, batch, end)
+                    batch = []
+            self._flush(opened, batch, end)
+        if time.time() - opened.now.mtime_ns / 1e9 >= self.idle_s:
+            self._end_idle_sessions(opened)
 
-    def _parse(self, raw: bytes, where: str) -> dict[str, Any]:
-        try:
-            obj = json.loads(raw.decode("utf-8", errors="replace"))
-        except json.JSONDecodeError as exc:
-            raise ImportRecordError(where, f"not JSON ({exc.msg})") from None
-        if not isinstance(obj, dict):
-            raise ImportRecordError(where, "not a JSON object")
-        if not obj.get("sessionId") or not obj.get("uuid"):
-            if obj.get("type") == "summary":
-                return {}  # summaries carry no session; nothing to import from them
+    def _unit(self, raw: bytes, where: Position) -> Unit[Turn] | None:
+        r = parse_json_object(raw, where)
+        if not r.get("sessionId") or not r.get("uuid"):
+            if r.get("type") == "summary":
+                return None  # summaries carry no session; nothing to import from them
             raise ImportRecordError(where, "uuid and sessionId are required")
-        return obj
+        uuid = record_key(r["uuid"])
+        if not uuid:
+            raise ImportRecordError(where, "uuid and sessionId are required")
+        sid = record_key(r["sessionId"]) or ""
+        at = parse_timestamp(r.get("timestamp"), where) or utcnow()
+        text = _user_text(r.get("message")) if r.get("type") == "user" else None
+        line = clean_text(
+            text.strip().splitlines()[0] if text and text.strip() else None, REQUEST_CHARS
+        )
+        request = None
+        if line and not line.startswith(("/", "<")) and len(line.split()) >= 2:
+            request = self._candidate(line, "task", sid, text, at)
+        turn = Turn(sid, clean_text(r.get("cwd"), 1000), at, request)
+        return Unit(where, (UUIDS, uuid), turn)
 
-    def _flush(
-        self, path: Path, mark: state.FileMark, batch: list[tuple[str, dict[str, Any]]], end: int
-    ) -> None:
-        records = [(where, r) for where, r in batch if r]
+    def _flush(self, opened: OpenedFile, batch: list[Unit[Turn]], end: int) -> None:
+        def write(s: Session, units: list[Unit[Turn]]) -> Written:
+            return self._write(s, units, f"file:{opened.key}")
 
-        def write(s: Session) -> tuple[int, int, int, int]:
-            keys = [(UUIDS, str(r["uuid"])) for _, r in records]
-            fresh = state.claim_records(s, IMPORTER, keys)
-            candidates: list[NewCandidate] = []
-            sessions: dict[str, tuple[str | None, datetime | None]] = {}
-            count = skipped = 0
-            for _, r in records:
-                if (UUIDS, str(r["uuid"])) not in fresh:
-                    skipped += 1
-                    continue
-                count += 1
-                sid = clean_text(r["sessionId"], 256) or ""
-                cwd = clean_text(r.get("cwd"), 1000)
-                at = _time(r.get("timestamp")) or utcnow()
-                if sid not in sessions or (cwd and not sessions[sid][0]):
-                    sessions[sid] = (cwd, at)
-                text = _user_text(r.get("message")) if r.get("type") == "user" else None
-                line = clean_text(
-                    text.strip().splitlines()[0] if text and text.strip() else None, REQUEST_CHARS
+        self.commit(opened, batch, end, write)
+
+    def _write(self, s: Session, units: list[Unit[Turn]], file_id: str) -> Written:
+        candidates: list[NewCandidate] = []
+        sessions: dict[str, tuple[str | None, datetime]] = {}
+        for unit in units:
+            t = unit.item
+            if t.session_id not in sessions or (t.cwd and not sessions[t.session_id][0]):
+                sessions[t.session_id] = (t.cwd, t.at)
+            if t.request is not None:
+                candidates.append(t.request)
+        new_sessions = claim_records(s, IMPORTER, [(sid, "session") for sid in sessions])
+        # Remember which sessions this file holds, to end them when it goes idle.
+        claim_records(s, IMPORTER, [(file_id, sid) for sid in sessions])
+        for sid, (cwd, at) in sorted(sessions.items()):
+            project = noise_filter.normalize_project_path(cwd) if cwd else None
+            upsert_activity_session(s, IMPORTER, sid, project_path=project, started_at=at)
+            if (sid, "session") in new_sessions and project:
+                context = f"Claude Code session in {project}"
+                candidates.append(
+                    self._candidate(PurePosixPath(project).name, "project", sid, context, at)
                 )
-                if line and not line.startswith(("/", "<")) and len(line.split()) >= 2:
-                    candidates.append(self._candidate(line, "task", sid, text, at))
-            new_sessions = state.claim_records(s, IMPORTER, [(sid, "session") for sid in sessions])
-            for sid, (cwd, at) in sorted(sessions.items()):
-                project = noise_filter.normalize_project_path(cwd) if cwd else None
-                upsert_activity_session(s, IMPORTER, sid, project_path=project, started_at=at)
-                # Remember which sessions this file holds, to end them when it goes idle.
-                state.claim_records(s, IMPORTER, [(f"file:{path}", sid)])
-                if (sid, "session") in new_sessions and project:
-                    context = f"Claude Code session in {project}"
-                    candidates.append(
-                        self._candidate(PurePosixPath(project).name, "project", sid, context, at)
-                    )
-            insert_candidates(s, candidates, utcnow())
-            state.save_mark(
-                s, IMPORTER, path, state.FileMark(mark.size, mark.mtime_ns, end, mark.head_hash)
-            )
-            return count, skipped, len(candidates), len(new_sessions)
-
-        count, skipped, made, opened = run_in_transaction(self.ctx.sessions, write)
-        self.stats.records += count
-        self.stats.sessions += opened
-        self.stats.skipped += skipped
-        self.stats.candidates += made
+        insert_candidates(s, candidates, utcnow())
+        written = Written()
+        written.stats.sessions += len(new_sessions)
+        written.stats.candidates += len(candidates)
+        return written
 
     def _candidate(
         self, raw: str, kind: str, sid: str, context: str | None, at: datetime
@@ -168,22 +160,9 @@ class ClaudeCodeImporter(FileImporter):
             created_at=at,
         )
 
-    def _end_idle_sessions(self, path: Path) -> None:
+    def _end_idle_sessions(self, opened: OpenedFile) -> None:
         with self.ctx.sessions() as s:
-            open_ids = list(
-                s.scalars(
-                    select(ActivitySession.external_id)
-                    .join(
-                        ImporterSeen,
-                        (ImporterSeen.importer_name == IMPORTER)
-                        & (ImporterSeen.session_id == f"file:{path}")
-                        & (ImporterSeen.record_id == ActivitySession.external_id),
-                    )
-                    .where(
-                        ActivitySession.source_kind == IMPORTER, ActivitySession.status == "open"
-                    )
-                )
-            )
+            open_ids = open_sessions_seen_under(s, IMPORTER, f"file:{opened.key}")
         for sid in open_ids:
 
             def end(s: Session, sid: str = sid) -> None:

@@ -2,27 +2,29 @@
 
 One JSON object per line; `record_id` and `session_id` are required; `type` is one of
 `candidate`, `app`, `triage`, `session_end`. A record is processed once (importer_seen, per
-record id, in the same transaction as what it produced); a malformed line is reported with its
-file and line and skipped; a file is read on from where the previous run stopped.
+record id, in the same transaction as what it produced); a record id seen before is a repeat:
+the first wins, and a repeat whose line differs from the first's is reported as a conflict. A
+malformed line is reported with its file and line and skipped; a file is read on from where
+the previous run stopped.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from contextlib import suppress
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
+from yzos_jobs.db.importer_state import content_digest, seen
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
 from yzos_jobs.db.sessions import upsert_activity_session
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.engine import (
+    JudgedTriage,
     SessionTriage,
     TriagePerson,
     TriageProject,
@@ -30,21 +32,27 @@ from yzos_jobs.entity.engine import (
     judge_triage,
     write_triage,
 )
-from yzos_jobs.importers import state
-from yzos_jobs.importers.base import FileImporter, read_lines
-from yzos_jobs.importers.records import ImportRecordError, ImportStats, clean_text
+from yzos_jobs.importers.base import (
+    FileImporter,
+    OpenedFile,
+    parse_json_object,
+    parse_timestamp,
+)
+from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record_key
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
-from yzos_jobs.observe.app_meta import AppRecord, upsert_app_metadata
 from yzos_jobs.supply.pipeline import apply_entities
+from yzos_jobs.text import clean_text, shown
 
 IMPORTER = "jsonl"
 BATCH = 500
+TYPES = ("candidate", "app", "triage", "session_end")
 
 
 @dataclass(frozen=True)
 class Record:
-    where: str  # file:line
+    where: Position  # file:line
     type: str
     session_id: str
     record_id: str
@@ -55,34 +63,25 @@ class Record:
         return (self.session_id, self.record_id)
 
 
-def _parse_time(value: Any, where: str) -> datetime | None:
-    if value in (None, ""):
-        return None
-    try:
-        if isinstance(value, int | float):
-            return datetime.fromtimestamp(value, UTC)
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except (ValueError, OverflowError, OSError):
-        raise ImportRecordError(where, f"not a timestamp: {value!r}") from None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+@dataclass(frozen=True)
+class SessionEnd:
+    at: datetime | None
 
 
-def parse_line(raw: bytes, where: str, limit: int) -> Record | None:
-    text = raw.decode("utf-8", errors="replace").strip()
-    if not text:
+# What a record becomes before it is written; a triage is judged (JudgedTriage) just before.
+Item = NewCandidate | AppRecord | SessionTriage | JudgedTriage | SessionEnd
+
+
+def parse_line(raw: bytes, where: Position) -> Record | None:
+    if not raw.strip():
         return None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ImportRecordError(where, f"not JSON ({exc.msg})") from None
-    if not isinstance(obj, dict):
-        raise ImportRecordError(where, "not a JSON object")
-    rid, sid = clean_text(obj.get("record_id"), 256), clean_text(obj.get("session_id"), 256)
+    obj = parse_json_object(raw, where)
+    rid, sid = record_key(obj.get("record_id")), record_key(obj.get("session_id"))
     if not rid or not sid:
         raise ImportRecordError(where, "record_id and session_id are required")
     kind = obj.get("type")
-    if kind not in ("candidate", "app", "triage", "session_end"):
-        raise ImportRecordError(where, f"unknown type {kind!r}")
+    if kind not in TYPES:
+        raise ImportRecordError(where, f"unknown type {shown(kind)}")
     return Record(where, kind, sid, rid, obj)
 
 
@@ -103,7 +102,7 @@ def _candidate_row(rec: Record, limit: int) -> NewCandidate:
         source_id=rec.session_id,
         app_bundle_id=clean_text(d.get("app_bundle_id"), 256),
         surrounding_text=clean_text(d.get("surrounding_text"), limit),
-        created_at=_parse_time(d.get("observed_at"), rec.where) or utcnow(),
+        created_at=parse_timestamp(d.get("observed_at"), rec.where) or utcnow(),
     )
 
 
@@ -141,127 +140,106 @@ def _triage(rec: Record) -> SessionTriage:
     return SessionTriage(projects, tasks, persons)
 
 
+def _item(rec: Record, limit: int) -> Item:
+    if rec.type == "candidate":
+        return _candidate_row(rec, limit)
+    if rec.type == "app":
+        return _app_record(rec)
+    if rec.type == "triage":
+        return _triage(rec)
+    at = rec.data.get("ended_at") or rec.data.get("observed_at")
+    return SessionEnd(parse_timestamp(at, rec.where))
+
+
+def read_unit(raw: bytes, where: Position, limit: int) -> Unit[Item] | None:
+    """One line as the unit to write; None for a blank line. The content hash is the line's
+    bytes: a repeat of a record_id is a conflict unless the line is the same."""
+    rec = parse_line(raw, where)
+    if rec is None:
+        return None
+    return Unit(where, rec.key, _item(rec, limit), content_digest(raw.strip()))
+
+
 class JsonlImporter(FileImporter):
+    NAME = IMPORTER
     PATTERN = "*.jsonl"
 
     def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
         super().__init__(ctx, progress)
         self.markers = ctx.settings.noise_filter.work_dir_segments
-        self._position = 0
 
     def import_file(self, path: Path) -> None:
-        self.stats.files += 1
-        now_mark = state.current_mark(path)
-        with self.ctx.sessions() as s:
-            previous = state.load_mark(s, IMPORTER, path)
-        if previous == state.FileMark(
-            now_mark.size, now_mark.mtime_ns, now_mark.size, now_mark.head_hash
-        ):
+        opened = self.open_file(path)
+        if opened.fully_read:
             self.stats.files_unchanged += 1
             return
-        start = state.resume_offset(path, previous, now_mark)
-        self._position = start
-        batch: list[Record] = []
-        batch_end = start
-        for line_no, end, raw in read_lines(path, start):
-            try:
-                rec = parse_line(raw, f"{path}:{line_no}", self.limit)
-            except ImportRecordError as err:
-                self.stats.error(err)
-                rec = None
-            if rec is not None:
-                batch.append(rec)
-            batch_end = end
-            if len(batch) >= BATCH or (rec is not None and rec.type in ("triage", "session_end")):
-                self._flush(path, batch, batch_end, now_mark)
+        batch: list[Unit[Item]] = []
+        end = opened.start
+        for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
+            if raw is None:
+                continue  # a line past the length bound, already reported
+            unit = self.prepare(where, lambda r=raw, w=where: read_unit(r, w, self.limit))
+            if unit is None:
+                continue
+            batch.append(unit)
+            # A triage sees what came before it; a session end promotes its session's
+            # candidates: both are written (and the end acted on) before the next record.
+            if len(batch) >= BATCH or isinstance(unit.item, SessionTriage | SessionEnd):
+                self._flush(opened, batch, end)
                 batch = []
-        self._flush(path, batch, batch_end, now_mark)
+        self._flush(opened, batch, end)
 
-    def _flush(self, path: Path, batch: list[Record], end: int, mark: state.FileMark) -> None:
-        """Process a run of records and move the file mark past them, in one transaction."""
-        proposals: dict[tuple[str, str], SessionTriage] = {}
-        for r in batch:
-            if r.type == "triage":
-                # A malformed triage is reported when the record is applied.
-                with suppress(ImportRecordError):
-                    proposals[r.key] = _triage(r)
-        triage_recs = [r for r in batch if r.key in proposals]
-        if triage_recs:
-            with self.ctx.sessions() as s:
-                done = state.seen(s, IMPORTER, [r.key for r in triage_recs])
-            # The LLM is asked before the write transaction, and only about unseen records.
-            triage_recs = [r for r in triage_recs if r.key not in done]
-        triage = {
-            r.key: judge_triage(self.ctx, r.session_id, proposals[r.key]) for r in triage_recs
-        }
-
-        def write(session: Session) -> tuple[ImportStats, list[str]]:
-            # Counted here and merged only after the commit: a retried or rolled-back
-            # transaction must not count twice.
-            counts, ended = ImportStats(), []
-            fresh = state.claim_records(session, IMPORTER, [r.key for r in batch])
-            candidates: list[NewCandidate] = []
-            apps: list[AppRecord] = []
-            for rec in batch:
-                if rec.key not in fresh:
-                    counts.skipped += 1
-                    continue
-                try:
-                    self._apply(session, rec, candidates, apps, triage, ended, counts)
-                    counts.records += 1
-                except ImportRecordError as err:
-                    counts.error(err)
-            # Activity sessions from this importer are keyed ("jsonl", session_id), whatever
-            # observer produced the candidates in them.
-            opened: dict[str, Any] = {}
-            for c in candidates:
-                opened.setdefault(c.source_id, c.created_at)
-            for session_id, started in sorted(opened.items()):
-                upsert_activity_session(session, IMPORTER, session_id, started_at=started)
-            counts.sessions += len(opened)
-            insert_candidates(session, candidates, utcnow())
-            counts.candidates += len(candidates)
-            counts.apps += upsert_app_metadata(session, apps)
-            state.save_mark(
-                session,
-                IMPORTER,
-                path,
-                state.FileMark(mark.size, mark.mtime_ns, end, mark.head_hash),
-            )
-            return counts, ended
-
-        counts, ended = run_in_transaction(self.ctx.sessions, write)
-        self.stats.merge(counts)
-        for session_id in ended:
+    def _flush(self, opened: OpenedFile, batch: list[Unit[Item]], end: int) -> None:
+        written = self.commit(opened, self._judged(batch), end, self._write)
+        for session_id in written.ended:
             self.stats.promoted += apply_entities(self.ctx, session_id).promoted
-        advanced, self._position = end - self._position, end
-        self.stats.bytes_read += advanced
-        if self.progress:
-            self.progress(advanced)
 
-    def _apply(
-        self,
-        session: Session,
-        rec: Record,
-        candidates: list[NewCandidate],
-        apps: list[AppRecord],
-        triage: dict[tuple[str, str], Any],
-        ended: list[str],
-        counts: ImportStats,
-    ) -> None:
-        if rec.type == "candidate":
-            candidates.append(_candidate_row(rec, self.limit))
-        elif rec.type == "app":
-            apps.append(_app_record(rec))
-        elif rec.type == "triage":
-            judged = triage.get(rec.key)
-            if judged is None:
-                _triage(rec)  # raises the record's error
-                return
-            write_triage(session, judged, self.markers)
-            counts.triaged += 1
-        else:
-            at = _parse_time(rec.data.get("ended_at") or rec.data.get("observed_at"), rec.where)
-            upsert_activity_session(session, IMPORTER, rec.session_id, ended_at=at or utcnow())
-            counts.sessions_ended += 1
-            ended.append(rec.session_id)
+    def _judged(self, batch: list[Unit[Item]]) -> list[Unit[Item]]:
+        """Triage records with their verdicts. The LLM is asked before the write transaction,
+        and only about records not imported before."""
+        triage = [u for u in batch if isinstance(u.item, SessionTriage)]
+        if not triage:
+            return batch
+        with self.ctx.sessions() as s:
+            done = seen(s, IMPORTER, [u.key for u in triage])
+        judged: list[Unit[Item]] = []
+        for u in batch:
+            if isinstance(u.item, SessionTriage) and u.key not in done:
+                u = replace(u, item=judge_triage(self.ctx, u.key[0], u.item))
+            judged.append(u)
+        return judged
+
+    def _write(self, session: Session, units: list[Unit[Item]]) -> Written:
+        # Counted here and merged only after the commit: a retried or rolled-back transaction
+        # must not count twice.
+        written = Written()
+        counts = written.stats
+        candidates: list[NewCandidate] = []
+        apps: list[AppRecord] = []
+        for unit in units:
+            item = unit.item
+            if isinstance(item, NewCandidate):
+                candidates.append(item)
+            elif isinstance(item, AppRecord):
+                apps.append(item)
+            elif isinstance(item, JudgedTriage):
+                write_triage(session, item, self.markers)
+                counts.triaged += 1
+            elif isinstance(item, SessionEnd):
+                session_id = unit.key[0]
+                ended_at = item.at or utcnow()
+                upsert_activity_session(session, IMPORTER, session_id, ended_at=ended_at)
+                counts.sessions_ended += 1
+                written.ended.append(session_id)
+        # Activity sessions from this importer are keyed ("jsonl", session_id), whatever
+        # observer produced the candidates in them.
+        opened: dict[str, datetime | None] = {}
+        for c in candidates:
+            opened.setdefault(c.source_id, c.created_at)
+        for session_id, started in sorted(opened.items()):
+            upsert_activity_session(session, IMPORTER, session_id, started_at=started)
+        counts.sessions += len(opened)
+        insert_candidates(session, candidates, utcnow())
+        counts.candidates += len(candidates)
+        counts.apps += upsert_app_metadata(session, apps)
+        return written

@@ -1,20 +1,55 @@
-"""What importers share: counts, typed record errors, text cleaning for the database."""
+"""What importers share: counts, typed record errors, record keys, units of work."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Generic, TypeVar
+
+from blake3 import blake3
+
+from yzos_jobs.importers.reading import Position
+from yzos_jobs.text import clean_text
+
+T = TypeVar("T")
+
+MAX_ID_CHARS = 256
+# A longer id is keyed by a hash of the whole id, after a readable prefix: 200 + 1 + 64
+# characters, longer than any id kept as it is, so the two kinds of key never meet.
+_ID_PREFIX_CHARS = 200
 
 
 class ImportRecordError(Exception):
     """One record cannot be imported; reported with its file and line, then skipped."""
 
-    def __init__(self, where: str, message: str) -> None:
+    def __init__(self, where: str | Position, message: str) -> None:
         super().__init__(f"{where}: {message}")
         self.where = where
 
 
 class ImportPathError(Exception):
     """A path given to an importer does not exist or cannot be read."""
+
+
+def record_key(value: object) -> str | None:
+    """An id (record, session) as importer_seen and activity_sessions key it: cleaned like any
+    text; up to MAX_ID_CHARS characters kept as it is (rows written before stay valid), longer
+    ones keyed by a hash of the whole id, so ids that differ only at the end stay apart."""
+    text = clean_text(value, 1 << 62)
+    if text is None or len(text) <= MAX_ID_CHARS:
+        return text
+    return f"{text[:_ID_PREFIX_CHARS]}…{blake3(text.encode()).hexdigest()}"
+
+
+@dataclass(frozen=True)
+class Unit(Generic[T]):
+    """One record read from a file, ready to write: where it is (file:line), its importer_seen
+    key, and the hash of its content when a repeat of its key must be told from a conflict
+    (None: a repeat is a copy, skipped without a word)."""
+
+    where: str | Position
+    key: tuple[str, str]
+    item: T
+    digest: str | None = None
 
 
 @dataclass
@@ -44,15 +79,17 @@ class ImportStats:
         self.error_messages.extend(other.error_messages[: 1000 - len(self.error_messages)])
 
     def counts(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "error_messages"}
 
 
-def clean_text(value: object, limit: int) -> str | None:
-    """Text as the database accepts it: no NUL bytes (PostgreSQL refuses them), at most `limit`
-    characters (longer values are cut and marked), whitespace trimmed."""
-    if value is None:
-        return None
-    text = str(value).replace("\x00", "").strip()
-    if not text:
-        return None
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+@dataclass
+class Written:
+    """What one transaction of an importer wrote: counts, and the sessions it ended (promoted
+    inline once it has committed)."""
+
+    stats: ImportStats = field(default_factory=ImportStats)
+    ended: list[str] = field(default_factory=list)
+
+    def add(self, other: Written) -> None:
+        self.stats.merge(other.stats)
+        self.ended.extend(other.ended)

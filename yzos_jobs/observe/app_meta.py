@@ -1,5 +1,12 @@
-"""App metadata: read from macOS bundles (Info.plist) and freedesktop .desktop entries, upserted
-into `app_metadata` (the only writer), and looked up by the classifier's prompt builder."""
+"""App metadata as the machine shows it: macOS bundles (Info.plist) and freedesktop .desktop
+entries, read into AppRecords. Storing them is db/apps.py's upsert; the classifier reads them
+back through the app_lookup that runtime.build_classifier wires to db/apps.py, for inputs that
+carry a bundle id and no metadata.
+
+Only regular files of at most MAX_APP_FILE_BYTES are read. A file that cannot be read or parsed
+(malformed or truncated XML or binary plist, a .desktop file with no [Desktop Entry] group, a
+FIFO or device by that name) is an AppFileError naming the file; the scan goes on.
+"""
 
 from __future__ import annotations
 
@@ -7,108 +14,82 @@ import configparser
 import os
 import plistlib
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session, sessionmaker
+from yzos_jobs.db.apps import AppRecord
+from yzos_jobs.files import describe, read_bounded, walk
+from yzos_jobs.text import clean_text
 
-from yzos_jobs.db.dialect import upsert_insert
-from yzos_jobs.db.models import AppMetadataRow
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.classifier import AppMetadata
-
-
-@dataclass(frozen=True)
-class AppRecord:
-    bundle_id: str
-    bundle_name: str | None
-    category: str | None
-    source: str  # info_plist | desktop_entry | jsonl | ...
+MAX_APP_FILE_BYTES = 1 << 20  # an Info.plist or .desktop file is a few KB; 1 MiB is generous
+FIELD_CHARS = 256
 
 
-def upsert_app_metadata(session: Session, records: Iterable[AppRecord]) -> int:
-    """Insert or update app metadata rows; a later observation wins, known fields are kept."""
-    now = utcnow()
-    rows = {
-        r.bundle_id: {
-            "bundle_id": r.bundle_id,
-            "bundle_name": r.bundle_name,
-            "category": r.category,
-            "source": r.source,
-            "updated_at": now,
-        }
-        for r in records
-        if r.bundle_id
-    }
-    if not rows:
-        return 0
-    stmt = upsert_insert(session, AppMetadataRow)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["bundle_id"],
-        set_={
-            "bundle_name": func.coalesce(stmt.excluded.bundle_name, AppMetadataRow.bundle_name),
-            "category": func.coalesce(stmt.excluded.category, AppMetadataRow.category),
-            "source": stmt.excluded.source,
-            "updated_at": stmt.excluded.updated_at,
-        },
-    )
-    session.execute(stmt, [rows[k] for k in sorted(rows)])
-    return len(rows)
+class AppFileError(Exception):
+    """One Info.plist or .desktop file that could not be read; reported as one line."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
 
 
-def lookup_app_metadata(
-    sessions: sessionmaker[Session], bundle_ids: Sequence[str]
-) -> Mapping[str, AppMetadata]:
-    if not bundle_ids:
-        return {}
-    with sessions() as session:
-        rows = session.execute(
-            select(AppMetadataRow).where(AppMetadataRow.bundle_id.in_(list(bundle_ids)))
-        ).scalars()
-        return {r.bundle_id: AppMetadata(r.bundle_id, r.bundle_name, r.category) for r in rows}
-
-
-def read_info_plist(path: Path) -> AppRecord | None:
-    """CFBundleIdentifier, CFBundleName and LSApplicationCategoryType of one Info.plist (XML or
-    binary). None when the file is not a plist or has no bundle identifier."""
+def _read(path: Path) -> bytes:
     try:
-        with path.open("rb") as fh:
-            data = plistlib.load(fh)
-    except (OSError, plistlib.InvalidFileException, ValueError, EOFError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("CFBundleIdentifier"), str):
-        return None
-    name = data.get("CFBundleName") or data.get("CFBundleDisplayName")
-    category = data.get("LSApplicationCategoryType")
+        return read_bounded(path, MAX_APP_FILE_BYTES)
+    except OSError as exc:
+        raise AppFileError(path, describe(exc)) from None
+
+
+def _field(value: object) -> str | None:
+    return clean_text(value, FIELD_CHARS) if isinstance(value, str) else None
+
+
+def read_info_plist(path: Path) -> AppRecord:
+    """CFBundleIdentifier, CFBundleName and LSApplicationCategoryType of one Info.plist (XML or
+    binary)."""
+    data = _read(path)
+    try:
+        plist = plistlib.loads(data)
+    except Exception as exc:  # plistlib fails on corrupt input in many ways (expat, struct, …)
+        detail = str(exc).splitlines()[0][:120] if str(exc) else exc.__class__.__name__
+        raise AppFileError(path, f"not a valid plist ({detail})") from None
+    if not isinstance(plist, dict):
+        raise AppFileError(path, "not a valid Info.plist (not a dictionary)")
+    bundle_id = _field(plist.get("CFBundleIdentifier"))
+    if not bundle_id:
+        raise AppFileError(path, "no CFBundleIdentifier")
     return AppRecord(
-        bundle_id=data["CFBundleIdentifier"],
-        bundle_name=name if isinstance(name, str) else None,
-        category=category if isinstance(category, str) else None,
+        bundle_id=bundle_id,
+        bundle_name=_field(plist.get("CFBundleName")) or _field(plist.get("CFBundleDisplayName")),
+        category=_field(plist.get("LSApplicationCategoryType")),
         source="info_plist",
     )
 
 
 def read_desktop_entry(path: Path) -> AppRecord | None:
     """Name, Categories and StartupWMClass of a freedesktop .desktop file. The bundle id is the
-    StartupWMClass when given (what window observers report), else the desktop file id."""
+    StartupWMClass when given (what window observers report), else the desktop file id. None
+    for an entry that is not an application (a link, a directory)."""
     parser = configparser.RawConfigParser(interpolation=None, strict=False)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
-        parser.read_string(path.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, configparser.Error):
-        return None
+        parser.read_string(_read(path).decode("utf-8", errors="replace"))
+    except configparser.Error as exc:
+        detail = str(exc).splitlines()[0][:120]
+        raise AppFileError(path, f"not a valid .desktop file ({detail})") from None
     if not parser.has_section("Desktop Entry"):
-        return None
+        raise AppFileError(path, "not a valid .desktop file (no [Desktop Entry] group)")
     entry = parser["Desktop Entry"]
     if entry.get("Type", "Application") != "Application":
         return None
     categories = [c for c in entry.get("Categories", "").split(";") if c]
+    bundle_id = _field(entry.get("StartupWMClass")) or _field(path.stem)
+    if not bundle_id:
+        raise AppFileError(path, "no StartupWMClass and no file name to identify the app")
     return AppRecord(
-        bundle_id=entry.get("StartupWMClass") or path.stem,
-        bundle_name=entry.get("Name"),
-        category=";".join(categories) or None,
+        bundle_id=bundle_id,
+        bundle_name=_field(entry.get("Name")),
+        category=_field(";".join(categories)),
         source="desktop_entry",
     )
 
@@ -123,21 +104,36 @@ def default_app_dirs() -> list[Path]:
     ]
 
 
-def scan_apps(dirs: Iterable[Path]) -> Iterator[AppRecord]:
-    """Every app found below the given directories: *.app bundles and *.desktop entries."""
+def scan_apps(dirs: Iterable[Path]) -> Iterator[AppRecord | AppFileError]:
+    """Every app found below the given directories (*.app bundles and *.desktop entries), and
+    an AppFileError for each file or directory that could not be read."""
     for base in dirs:
         if not base.is_dir():
             continue
-        for root, subdirs, files in os.walk(base):
-            here = Path(root)
+        errors: list[AppFileError] = []
+
+        def listing_failed(path: Path, exc: OSError, errors: list[AppFileError] = errors) -> None:
+            errors.append(AppFileError(path, describe(exc)))
+
+        for here, subdirs, files in walk(base, listing_failed):
+            yield from errors
+            errors.clear()
             for d in list(subdirs):
                 if d.endswith(".app"):
                     subdirs.remove(d)  # a bundle's insides are not searched for more apps
-                    record = read_info_plist(here / d / "Contents" / "Info.plist")
-                    if record:
-                        yield record
+                    found = _try(read_info_plist, here / d / "Contents" / "Info.plist")
+                    if found is not None:
+                        yield found
             for f in files:
                 if f.endswith(".desktop"):
-                    record = read_desktop_entry(here / f)
-                    if record:
-                        yield record
+                    found = _try(read_desktop_entry, here / f)
+                    if found is not None:
+                        yield found
+        yield from errors
+
+
+def _try(read: Callable[[Path], AppRecord | None], path: Path) -> AppRecord | AppFileError | None:
+    try:
+        return read(path)
+    except AppFileError as exc:
+        return exc

@@ -1,0 +1,279 @@
+"""Bad files cost only themselves (issue 14, items 15–17; issue 10, app metadata): an endless
+line, a FIFO, a device, an unreadable file or directory, a malformed plist or .desktop file is
+one line on stderr naming it, never a hang, a traceback or memory without bound; the rest is
+imported."""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import resource
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from tests.adversarial.importing import (
+    candidate_texts,
+    cc_line,
+    idle_config,
+    jsonl_line,
+    only_skipped_at,
+    run_import,
+    where,
+)
+from tests.support.cli import run_cli
+from tests.support.jobs import make_ctx
+from yzos_jobs.db.models import AppMetadataRow
+from yzos_jobs.importers.reading import MAX_LINE_BYTES
+
+pytestmark = pytest.mark.adversarial
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _long_jsonl_line() -> bytes:
+    return (
+        b'{"record_id": "long", "session_id": "s1", "type": "candidate", "raw_text": "'
+        + b"x" * MAX_LINE_BYTES
+        + b'"}\n'
+    )
+
+
+# --- 15. lines past the bound --------------------------------------------------------------------
+
+
+def test_jsonl_line_past_the_bound_is_one_line_and_the_rest_imported(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(
+        jsonl_line("r1", "Before the long line").encode()
+        + _long_jsonl_line()
+        + jsonl_line("r3", "After the long line").encode()
+    )
+    imported = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
+    assert imported.returncode == 0
+    only_skipped_at(imported, where(path, 2))
+    assert f"line longer than {MAX_LINE_BYTES} bytes" in imported.skipped[0]
+    assert candidate_texts(db_url) == ["Before the long line", "After the long line"]
+
+
+def test_file_of_1_gib_without_a_newline_is_one_line_read_once_in_bounded_memory(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "endless.jsonl"
+    with path.open("wb") as fh:
+        fh.truncate(1 << 30)  # 1 GiB of NUL bytes and no newline (sparse: no disk space)
+    first = run_import("jsonl", path, db_url=db_url, cwd=tmp_path, timeout=300)
+    assert first.returncode == 0
+    only_skipped_at(first, where(path, 1))
+    # The largest resident set of any import this test process has run so far: far below the
+    # file (it is never held), whatever imports ran before in this process.
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert peak_mb < 400, peak_mb
+    again = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
+    assert again.returncode == 0 and again.skipped == [] and again.counts["files_unchanged"] == 1
+    # The writer ends the line and goes on: the rest of the line is passed over without a
+    # second report, the next record is imported.
+    with path.open("ab") as fh:
+        fh.write(b"the end of the endless line\n" + jsonl_line("r2", "After the end").encode())
+    third = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
+    assert third.returncode == 0 and third.skipped == [], third.skipped
+    assert candidate_texts(db_url) == ["After the end"]
+
+
+def test_claude_code_and_aider_lines_past_the_bound_are_one_line_each(
+    db_url: str, tmp_path: Path
+) -> None:
+    transcript = tmp_path / "projects" / "-home-me" / "sess-1.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(
+        cc_line("u1", "add the cache layer").encode()
+        + b'{"uuid": "u2", "sessionId": "sess-1", "message": "'
+        + b"y" * MAX_LINE_BYTES
+        + b'"}\n'
+        + cc_line("u3", "measure the cache layer").encode()
+    )
+    cc = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    assert cc.returncode == 0
+    only_skipped_at(cc, where(transcript, 2))
+    assert {"add the cache layer", "measure the cache layer"} <= set(candidate_texts(db_url))
+
+    history = tmp_path / "repo" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_bytes(
+        b"# aider chat started at 2026-11-04 10:00:00\n\n#### add the export button\n\n"
+        + b"z" * (MAX_LINE_BYTES + 1)
+        + b"\n\n#### export as csv too\n"
+    )
+    aider = run_import("aider", history, db_url=db_url, cwd=tmp_path, config=idle_config(tmp_path))
+    assert aider.returncode == 0
+    only_skipped_at(aider, where(history, 5))
+    texts = candidate_texts(db_url)
+    assert "add the export button" in texts and "export as csv too" in texts
+
+
+# --- 16. only regular files, with a size bound --------------------------------------------------
+
+
+def _fifo_and_device(directory: Path, suffix: str) -> tuple[Path, Path]:
+    fifo = directory / f"pipe{suffix}"
+    os.mkfifo(fifo)
+    zero = directory / f"zero{suffix}"
+    zero.symlink_to("/dev/zero")
+    return fifo, zero
+
+
+def test_apps_scan_reports_fifo_device_and_oversized_file_and_stores_the_rest(
+    db_url: str, tmp_path: Path
+) -> None:
+    apps = tmp_path / "apps"
+    shutil.copytree(FIXTURES / "apps", apps, symlinks=True)
+    entries = apps / "share" / "applications"
+    (entries / "broken.desktop").unlink()
+    fifo, zero = _fifo_and_device(entries, ".desktop")
+    big = entries / "big.desktop"
+    big.write_text("[Desktop Entry]\nName=Big\nComment=" + "x" * (2 << 20) + "\n")
+    result = run_cli("apps", "scan", str(apps), db_url=db_url, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped ")]
+    assert sorted(skipped) == sorted(
+        [
+            f"skipped {fifo}: not a regular file",
+            f"skipped {zero}: not a regular file",
+            f"skipped {big}: larger than {1 << 20} bytes",
+        ]
+    )
+    with make_ctx(db_url).sessions() as s:
+        stored = set(s.scalars(select(AppMetadataRow.bundle_id)))
+    assert stored == {"com.tdesktop.Telegram", "com.microsoft.VSCode", "org.gnome.Nautilus"}
+
+
+def test_importer_walking_a_directory_reports_fifo_and_device_and_imports_the_rest(
+    db_url: str, tmp_path: Path
+) -> None:
+    feeds = tmp_path / "feeds"
+    feeds.mkdir()
+    (feeds / "good.jsonl").write_text(jsonl_line("r1", "The one good feed"))
+    fifo, zero = _fifo_and_device(feeds, ".jsonl")
+    imported = run_import("jsonl", feeds, db_url=db_url, cwd=tmp_path, timeout=60)
+    assert imported.returncode == 0
+    assert sorted(imported.skipped) == sorted(
+        [f"skipped {fifo}: not a regular file", f"skipped {zero}: not a regular file"]
+    )
+    assert candidate_texts(db_url) == ["The one good feed"]
+
+
+def test_importer_named_a_fifo_or_a_device_says_so_in_one_line(tmp_path: Path) -> None:
+    fifo, zero = _fifo_and_device(tmp_path, ".jsonl")
+    for path in (fifo, zero):
+        result = run_cli("import", "jsonl", str(path), cwd=tmp_path, timeout=60)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert lines == [f"yzos-jobs: error: {path}: not a regular file"]
+
+
+# --- 17. unreadable files and directories ---------------------------------------------------
+
+
+def _without_root_powers() -> list[str]:
+    """As root, chmod 000 blocks nothing (CAP_DAC_OVERRIDE): the import then runs with every
+    capability dropped (setpriv), so root's reads obey file modes like anyone's."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: cannot make a file unreadable")
+    return [setpriv, "--inh-caps=-all", "--bounding-set=-all", "--"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="setpriv and /dev/zero semantics")
+@pytest.mark.parametrize("importer", ["jsonl", "claude-code"])
+def test_unreadable_file_and_directory_are_one_line_each_and_the_rest_imported(
+    importer: str, db_url: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "tree"
+    (root / "project").mkdir(parents=True)
+    good = root / "project" / "good.jsonl"
+    line = jsonl_line if importer == "jsonl" else cc_line
+    good.write_text(line("r1", "import the readable one"))
+    unreadable = root / "project" / "secret.jsonl"
+    unreadable.write_text(line("r2", "never read"))
+    unreadable.chmod(0)
+    locked = root / "locked"
+    locked.mkdir()
+    (locked / "inside.jsonl").write_text(line("r3", "never listed"))
+    locked.chmod(0)
+    dangling = root / "project" / "gone.jsonl"
+    dangling.symlink_to(root / "deleted.jsonl")
+    try:
+        imported = run_import(
+            importer, root, db_url=db_url, cwd=tmp_path, prefix=_without_root_powers()
+        )
+    finally:
+        locked.chmod(0o755)
+        unreadable.chmod(0o644)
+    assert imported.returncode == 0
+    assert sorted(imported.skipped) == sorted(
+        [
+            f"skipped {unreadable}: cannot read (Permission denied)",
+            f"skipped {locked}: cannot read (Permission denied)",
+            f"skipped {dangling}: cannot read (No such file or directory)",
+        ]
+    )
+    texts = candidate_texts(db_url)
+    assert "import the readable one" in texts
+    assert "never read" not in texts and "never listed" not in texts
+
+
+# --- issue 10: malformed app metadata ---------------------------------------------------------
+
+
+def _bundle(apps: Path, name: str, plist: bytes) -> Path:
+    path = apps / f"{name}.app" / "Contents" / "Info.plist"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(plist)
+    return path
+
+
+def test_apps_scan_malformed_or_truncated_files_are_one_line_each_and_the_rest_stored(
+    db_url: str, tmp_path: Path
+) -> None:
+    apps = tmp_path / "apps"
+    shutil.copytree(FIXTURES / "apps", apps)
+    xml = (apps / "Telegram.app" / "Contents" / "Info.plist").read_bytes()
+    binary = (apps / "Visual Studio Code.app" / "Contents" / "Info.plist").read_bytes()
+    truncated_xml = _bundle(apps, "CutXml", xml[: len(xml) // 2])
+    truncated_binary = _bundle(apps, "CutBinary", binary[: len(binary) // 2])
+    not_a_plist = _bundle(apps, "Garbage", b"\x00\x01 not a plist at all")
+    no_id = _bundle(apps, "NoId", plistlib.dumps({"CFBundleName": "Nameless"}))
+    # A binary plist can carry a NUL, which PostgreSQL refuses in text: stored without it.
+    _bundle(
+        apps,
+        "Nul",
+        plistlib.dumps(
+            {"CFBundleIdentifier": "com.example.nul\x00byte", "CFBundleName": "Nul"},
+            fmt=plistlib.FMT_BINARY,
+        ),
+    )
+    bad_desktop = apps / "share" / "applications" / "broken.desktop"
+    no_group = apps / "share" / "applications" / "nogroup.desktop"
+    no_group.write_text("[Something Else]\nName=Nope\n")
+    result = run_cli("apps", "scan", str(apps), db_url=db_url, cwd=tmp_path, timeout=60)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped ")]
+    named = [truncated_xml, truncated_binary, not_a_plist, no_id, bad_desktop, no_group]
+    assert len(skipped) == len(named), skipped
+    for path in named:
+        assert sum(line.startswith(f"skipped {path}: ") for line in skipped) == 1, path
+    with make_ctx(db_url).sessions() as s:
+        stored = set(s.scalars(select(AppMetadataRow.bundle_id)))
+    assert stored == {
+        "com.tdesktop.Telegram",
+        "com.microsoft.VSCode",
+        "org.gnome.Nautilus",
+        "com.example.nulbyte",
+    }

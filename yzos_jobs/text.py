@@ -1,0 +1,35 @@
+"""Text from files and observers, made storable: what both databases accept, at a bounded length."""
+
+from __future__ import annotations
+
+import re
+
+# A lone surrogate ("\ud800" in JSON, or a file name Python decoded with surrogateescape) is not
+# UTF-8: both database drivers refuse to encode it.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(value: object, limit: int) -> str | None:
+    """Text as the database accepts it: no NUL bytes (PostgreSQL refuses them), lone surrogates
+    replaced by U+FFFD, at most `limit` characters (longer values are cut and marked), whitespace
+    trimmed. None for nothing left."""
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else str(value)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    text = text.strip()
+    if not text:
+        return None
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text if text.isascii() else _SURROGATES.sub("\ufffd", text)
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A value as an error message quotes it: one short line whatever the value is (a nested
+    object is named by its type, not printed)."""
+    if not isinstance(value, str | int | float | bool) and value is not None:
+        return f"a JSON {'object' if isinstance(value, dict) else type(value).__name__}"
+    text = repr(value[: limit + 1] if isinstance(value, str) else value)  # repr escapes surrogates
+    return text if len(text) <= limit else text[: limit - 1] + "…"
