@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -56,6 +57,7 @@ def test_aider_history_sessions_candidates_and_no_rows_on_reimport(
 
 def test_aider_open_session_waits_until_closed(db_url: str, tmp_path: Path) -> None:
     history = _copy(tmp_path, "aider") / "yzos-core" / ".aider.chat.history.md"
+    os.utime(history)  # written just now: its last session may still be going on
     ctx = make_ctx(db_url, importers={"session_idle_s": 3600})
     first = AiderImporter(ctx).import_paths([history])
     assert first.sessions == 2  # the last session may still be going on
