@@ -16,14 +16,16 @@ A `proposals` row's payload is a JSONL triage record: {"projects": [...], "tasks
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, func, select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import upsert_insert
-from yzos_jobs.db.models import ActivitySession, SessionTriage
+from yzos_jobs.db.models import ActivitySession, Entity, EntityCandidate, SessionTriage
 
 TriageKind = Literal["digest", "proposals"]
 
@@ -62,3 +64,211 @@ def queue_triage(
         .returning(SessionTriage.id)
     )
     return session.scalar(stmt) is not None
+
+
+@dataclass(frozen=True)
+class ClaimedTriage:
+    id: int
+    source_kind: str  # the activity session's (aider, claude_code, jsonl)
+    external_id: str
+    project_path: str | None
+    part: str
+    kind: str
+    payload: dict[str, Any]
+    attempts: int
+
+
+T = SessionTriage
+A = ActivitySession
+
+
+def claim_triage(
+    session: Session, owner: str, *, limit: int, lease_s: float, now: datetime
+) -> list[ClaimedTriage]:
+    """Claim up to `limit` pending triages (oldest first) with a lease, like candidates."""
+    ids = (
+        select(T.id)
+        .where(T.status == "pending")
+        .order_by(T.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    claimed = session.connection().execute(
+        update(T)
+        .where(T.id.in_(ids))
+        .values(
+            status="claimed",
+            claimed_by=owner,
+            lease_until=now + timedelta(seconds=lease_s),
+            attempts=T.attempts + 1,
+            updated_at=now,
+        )
+        .returning(T.id)
+    )
+    claimed_ids = sorted(row[0] for row in claimed)
+    if not claimed_ids:
+        return []
+    rows = session.connection().execute(
+        select(
+            T.id,
+            A.source_kind,
+            A.external_id,
+            A.project_path,
+            T.part,
+            T.kind,
+            T.payload,
+            T.attempts,
+        )
+        .join(A, A.id == T.activity_session_id)
+        .where(T.id.in_(claimed_ids))
+        .order_by(T.id)
+    )
+    return [ClaimedTriage(*row) for row in rows]
+
+
+def _owned(owner: str, triage_id: int) -> ColumnElement[bool]:
+    return and_(T.id == triage_id, T.status == "claimed", T.claimed_by == owner)
+
+
+def extend_triage_lease(
+    session: Session, owner: str, ids: Sequence[int], lease_s: float, now: datetime
+) -> None:
+    session.connection().execute(
+        update(T)
+        .where(T.id.in_(list(ids)), T.status == "claimed", T.claimed_by == owner)
+        .values(lease_until=now + timedelta(seconds=lease_s))
+    )
+
+
+TriageEnd = Literal["done", "pending", "exhausted"]
+
+
+def settle_triage(
+    session: Session,
+    owner: str,
+    triage_id: int,
+    status: TriageEnd,
+    now: datetime,
+    error: str | None = None,
+) -> bool:
+    """Done (applied), back to pending (to be tried again), or exhausted (given up). False if
+    this owner no longer held it."""
+    result = session.connection().execute(
+        update(T)
+        .where(_owned(owner, triage_id))
+        .values(
+            status=status,
+            claimed_by=None,
+            lease_until=None,
+            updated_at=now,
+            error=error[:1000] if error else None,
+            finished_at=now if status != "pending" else None,
+        )
+    )
+    return bool(result.rowcount)
+
+
+def _release(session: Session, condition: ColumnElement[bool], now: datetime) -> int:
+    result = session.connection().execute(
+        update(T)
+        .where(T.status == "claimed", condition)
+        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
+    )
+    return int(result.rowcount or 0)
+
+
+def reclaim_expired_triage(session: Session, now: datetime) -> int:
+    return _release(session, T.lease_until < now, now)
+
+
+def release_owned_triage(session: Session, owner: str, now: datetime) -> int:
+    return _release(session, T.claimed_by == owner, now)
+
+
+def count_triage_by_status(session: Session) -> dict[str, int]:
+    rows = session.execute(select(T.status, func.count()).group_by(T.status))
+    return {status: int(n) for status, n in rows}
+
+
+@dataclass(frozen=True)
+class HeldCandidate:
+    id: int
+    raw_text: str
+    suggested_kind: str | None
+    source_kind: str
+    source_id: str
+    source_line: int | None
+    surrounding_text: str | None
+    created_at: datetime
+
+
+def held_candidates(session: Session, source_id: str) -> list[HeldCandidate]:
+    """The candidates held for the triage of the session (or segment) `source_id`."""
+    C = EntityCandidate
+    rows = session.connection().execute(
+        select(
+            C.id,
+            C.raw_text,
+            C.suggested_kind,
+            C.source_kind,
+            C.source_id,
+            C.source_line,
+            C.surrounding_text,
+            C.created_at,
+        )
+        .where(C.status == "held", C.source_id == source_id)
+        .order_by(C.id)
+    )
+    return [HeldCandidate(*row) for row in rows]
+
+
+def release_held(session: Session, source_id: str, now: datetime) -> int:
+    """Held → pending: the line-level path takes them (triage was given up, or never ran)."""
+    C = EntityCandidate
+    result = session.connection().execute(
+        update(C)
+        .where(C.status == "held", C.source_id == source_id)
+        .values(status="pending", updated_at=now)
+    )
+    return int(result.rowcount or 0)
+
+
+def settle_held(
+    session: Session,
+    promoted: Mapping[int, tuple[int, dict[str, Any] | None]],
+    rejected: Mapping[int, str],
+    now: datetime,
+) -> int:
+    """After a triage: held candidates kept as evidence of the entity they were merged into
+    (promoted, id -> (entity id, verdict)), the rest rejected with the reason given."""
+    C = EntityCandidate
+    done = 0
+    base = {"decided_at": now, "updated_at": now, "claimed_by": None, "lease_until": None}
+    for cid, (eid, verdict) in sorted(promoted.items()):
+        result = session.connection().execute(
+            update(C)
+            .where(C.id == cid, C.status == "held")
+            .values(status="promoted", entity_id=eid, verdict=verdict, **base)
+        )
+        done += int(result.rowcount or 0)
+    for cid, reason in sorted(rejected.items()):
+        result = session.connection().execute(
+            update(C)
+            .where(C.id == cid, C.status == "held")
+            .values(status="rejected", reject_reason=reason[:1000], **base)
+        )
+        done += int(result.rowcount or 0)
+    return done
+
+
+def open_tasks(session: Session, key: str, limit: int) -> list[tuple[int, str]]:
+    """Active tasks of the project with this project key, most recently seen first."""
+    if not key or limit <= 0:
+        return []
+    rows = session.execute(
+        select(Entity.id, Entity.display_name)
+        .where(Entity.kind == "task", Entity.status == "active", Entity.project_key == key)
+        .order_by(Entity.last_seen_at.desc().nulls_last(), Entity.id.desc())
+        .limit(limit)
+    )
+    return [(int(eid), name) for eid, name in rows]
