@@ -31,9 +31,13 @@ _REFUSAL_CHARS = 200
 def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
     from openai import DefaultHttpxClient, OpenAI
 
-    from yzos_jobs.inference.deadline import DeadlineTransport
+    from yzos_jobs.inference.deadline import DeadlineTransport, proxy_for
 
-    transport = DeadlineTransport(profile.timeout_s, max_connections=profile.max_concurrency)
+    transport = DeadlineTransport(
+        profile.timeout_s,
+        max_connections=profile.max_concurrency,
+        proxy=proxy_for(profile.base_url),
+    )
     return OpenAI(
         base_url=profile.base_url,
         api_key=api_key or _PLACEHOLDER_KEY,

@@ -9,11 +9,16 @@ retries are separate requests, each with its own budget.
 
 The deadline reaches the sockets through a context variable: the synchronous client does all of
 a request's I/O in the calling thread, and the variable is set only around that I/O.
+
+A client given its own transport no longer reads HTTP(S)_PROXY itself, so `proxy_for` does: the
+proxy the environment names for the base URL (NO_PROXY respected), reached under the same deadline.
 """
 
 from __future__ import annotations
 
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -146,19 +151,41 @@ class _DeadlineBody(httpx2.SyncByteStream):
         self._close()
 
 
-class DeadlineTransport(httpx2.BaseTransport):
-    """An HTTP/1.1 transport (a connection pool of its own) whose every request ends, with a
-    timeout error, at most `total_s` seconds after it started."""
+def proxy_for(url: str) -> str | None:
+    """The HTTP(S) proxy the environment names for `url`, if any (NO_PROXY respected)."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    return proxy if proxy and proxy.startswith(("http://", "https://")) else None
 
-    def __init__(self, total_s: float, max_connections: int = 64) -> None:
+
+class DeadlineTransport(httpx2.BaseTransport):
+    """An HTTP/1.1 transport (a connection pool of its own, through `proxy` if given) whose every
+    request ends, with a timeout error, at most `total_s` seconds after it started."""
+
+    def __init__(self, total_s: float, max_connections: int = 64, proxy: str | None = None) -> None:
         self.total_s = total_s
-        self._pool = httpcore2.ConnectionPool(
-            ssl_context=httpx2.create_ssl_context(),
-            max_connections=max_connections,
-            max_keepalive_connections=max_connections,
-            keepalive_expiry=5.0,
-            network_backend=_DeadlineBackend(),
-        )
+        pool: dict[str, Any] = {
+            "ssl_context": httpx2.create_ssl_context(),
+            "max_connections": max_connections,
+            "max_keepalive_connections": max_connections,
+            "keepalive_expiry": 5.0,
+            "network_backend": _DeadlineBackend(),
+        }
+        self._pool: httpcore2.ConnectionPool
+        if proxy is None:
+            self._pool = httpcore2.ConnectionPool(**pool)
+        else:
+            parts = urllib.parse.urlsplit(proxy)
+            auth = None
+            if parts.username or parts.password:
+                auth = (
+                    urllib.parse.unquote(parts.username or ""),
+                    urllib.parse.unquote(parts.password or ""),
+                )
+            bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+            self._pool = httpcore2.HTTPProxy(proxy_url=bare, proxy_auth=auth, **pool)
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         assert isinstance(request.stream, httpx2.SyncByteStream)
