@@ -6,7 +6,9 @@ The classifier talks to the loopback double through the real `openai` client; th
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import time
 from pathlib import Path
 from typing import Any
@@ -29,8 +31,10 @@ from tests.support.openai_double import (
     nested,
     verdict,
 )
+from yzos_jobs.config import LoggingSettings
 from yzos_jobs.entity.classifier import ClassifyInput, LlmFailed, LlmInvalidOutput, LlmTimeout
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
+from yzos_jobs.logging import configure_logging, get_logger
 
 pytestmark = pytest.mark.adversarial
 
@@ -210,3 +214,16 @@ def test_api_key_in_base_url_never_appears_in_cli_output_or_logs(tmp_path: Path)
     for output in (result.stdout, result.stderr, refused.stdout, refused.stderr):
         assert KEY not in output
     assert "Traceback" not in refused.stderr
+
+
+def test_log_lines_mask_url_credentials() -> None:
+    stream = io.StringIO()
+    configure_logging(LoggingSettings(format="json", level="info"), stream=stream)
+    try:
+        get_logger("test").warning("batch failed", error=f"HTTP 500 from http://u:{KEY}@h/v1")
+        logging.getLogger("httpx2").warning("POST http://%s@h/v1 failed", KEY)
+    finally:
+        configure_logging(LoggingSettings())
+    logged = stream.getvalue()
+    assert "http://***@h/v1" in logged and logged.count("***@h") == 2
+    assert KEY not in logged
