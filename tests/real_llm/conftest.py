@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import NoReturn
 
 import pytest
 
@@ -16,10 +17,11 @@ from tests.support.llama_server import LlamaServer, ServerUnavailable, cached_bu
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str) -> NoReturn:
     if IN_CI:
         pytest.fail(f"{reason} (CI=true: the real-LLM tests must run)", pytrace=False)
     pytest.skip(f"{reason}; `make llm-server` builds it")
+    raise AssertionError("unreachable")  # pytest.skip raises
 
 
 @pytest.fixture(scope="session")
