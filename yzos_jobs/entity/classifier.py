@@ -207,12 +207,10 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 def normalize_display_name(name: str | None) -> str | None:
-    """A name as shown and stored: one line, no surrounding quotes, at most the display_name
-    length of `inference.fields`."""
     if name is None:
         return None
-    unquoted = one_line(unicodedata.normalize("NFKC", name)).strip("\"'`“”‘’ ")
-    return clean_field("display_name", unquoted) or None
+    cleaned = " ".join(unicodedata.normalize("NFKC", name).split()).strip("\"'`“”‘’ ")
+    return cleaned or None
 
 
 def _extract_json(text: str) -> Any:
@@ -260,10 +258,17 @@ def enforce_invariants(verdict: ClassifyVerdict) -> ClassifyVerdict:
         update={
             "is_real_entity": is_real,
             "confidence": confidence,
-            "display_name": normalize_display_name(verdict.display_name),
+            "display_name": _model_display_name(verdict.display_name),
             "reason": clean_field("reason", verdict.reason),
         }
     )
+
+
+def _model_display_name(name: str | None) -> str | None:
+    """The display_name the model wrote, as kept: one line without control characters,
+    normalised for display, at most its length in `inference.fields`."""
+    normalized = normalize_display_name(one_line(name)) if name is not None else None
+    return clean_field("display_name", normalized) if normalized else None
 
 
 def dry_run_verdict(inp: ClassifyInput) -> ClassifyVerdict:
@@ -341,14 +346,12 @@ class Classifier:
         self.app_lookup = app_lookup
         self._api_key = api_key
         self._client = client
-        self._client_lock = threading.Lock()
 
     @property
     def client(self) -> OpenAI:
-        with self._client_lock:  # the first batch's workers ask for it at once
-            if self._client is None:
-                self._client = build_client(self.profile, self._api_key)
-            return self._client
+        if self._client is None:
+            self._client = build_client(self.profile, self._api_key)
+        return self._client
 
     def classify(self, inp: ClassifyInput) -> ClassifyVerdict:
         outcome = self.classify_many([inp]).outcomes[0]
