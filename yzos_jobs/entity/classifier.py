@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from blake3 import blake3
 from pydantic import ValidationError
 
-from yzos_jobs.inference.client import ChatReply, build_client, chat
+from yzos_jobs.inference.client import build_client, chat
 from yzos_jobs.inference.errors import (
     ClassifierError,
     LlmFailed,
@@ -48,6 +48,8 @@ from yzos_jobs.kinds import ENTITY_KINDS
 
 if TYPE_CHECKING:
     from openai import OpenAI
+
+    from yzos_jobs.inference.client import ChatReply
 
 __all__ = [
     "AppMetadata",
