@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: quickstart test lint bench install
+.PHONY: quickstart test lint bench install llm-server llm-eval
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,11 +18,24 @@ quickstart: install
 	$(BIN)/yzos-jobs once entity_promote
 	$(BIN)/yzos-jobs status
 
-# The whole suite, on SQLite and on PostgreSQL (started here if it is installed but down).
+# The whole suite, on SQLite and on PostgreSQL (started here if it is installed but down), and
+# against a real llama.cpp server when `make llm-server` has built one (CI builds it first and
+# never leaves these tests out). The real_llm tests share one worker and one server.
 test: install
 	.ci/ensure-postgres
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2 -q
+	@case "$${CI:-}" in 1|true|TRUE|True|yes) in_ci=1 ;; *) in_ci= ;; esac; \
+	if [ -z "$$in_ci" ] && ! scripts/llm-server --cached >/dev/null; then \
+	  echo "real_llm tests left out: no local llama.cpp server built (make llm-server builds one)"; \
+	  $(BIN)/pytest -n 2 --dist loadgroup -q -m "not real_llm"; \
+	else \
+	  $(BIN)/pytest -n 2 --dist loadgroup -q; \
+	fi
+
+# Build llama.cpp's server and the Gemma 3 270M model once per machine (cached under
+# ~/.cache/yzos-jobs/llm) and print how to start it and point yzos-jobs at it.
+llm-server:
+	scripts/llm-server
 
 lint: install
 	$(BIN)/ruff check .
@@ -31,3 +44,8 @@ bench: install
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/promote.py
 	$(BIN)/python bench/ingest.py
+
+# `yzos-jobs eval` against the local llama.cpp server in both constraint modes (several minutes).
+llm-eval: install
+	scripts/llm-server --path >/dev/null
+	$(BIN)/python bench/llm_eval.py

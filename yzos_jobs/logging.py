@@ -9,15 +9,31 @@ from typing import Any
 import structlog
 
 from yzos_jobs.config import LoggingSettings
+from yzos_jobs.inference.redact import mask_url_credentials
 
 _SECRET_KEYS = frozenset({"api_key", "authorization", "password"})
 
 
 def _redact(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
-    # Belt and braces: the API key is never passed to a logger, but redact if it ever is.
-    for key in event.keys() & _SECRET_KEYS:
-        event[key] = "***"
+    # Belt and braces: the API key is never passed to a logger, but redact if it ever is, and
+    # hide the credentials of any URL (an API key in llm.base_url) in any text logged.
+    for key, value in event.items():
+        if key in _SECRET_KEYS:
+            event[key] = "***"
+        elif isinstance(value, str):
+            event[key] = mask_url_credentials(value)
     return event
+
+
+class _MaskUrlCredentials(logging.Filter):
+    """The same for the standard library's loggers (the HTTP client's, the SDK's)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = mask_url_credentials(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
 
 
 def configure_logging(settings: LoggingSettings, stream: Any = None) -> None:
@@ -47,6 +63,8 @@ def configure_logging(settings: LoggingSettings, stream: Any = None) -> None:
     )
     # Libraries log through the standard library; keep their warnings, in the same stream.
     logging.basicConfig(level=max(level, logging.WARNING), stream=stream, force=True)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_MaskUrlCredentials())
 
 
 def _noop(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:

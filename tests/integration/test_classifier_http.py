@@ -19,6 +19,7 @@ from tests.support.openai_double import (
     candidate_of,
     verdict,
 )
+from yzos_jobs.config import Settings
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
 from yzos_jobs.db.engine import transaction
 from yzos_jobs.entity.classifier import (
@@ -29,6 +30,7 @@ from yzos_jobs.entity.classifier import (
     LlmTimeout,
 )
 from yzos_jobs.inference.errors import LlmRefused
+from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
 
 CURSOR = ClassifyInput(
@@ -88,6 +90,26 @@ def test_grammar_constraint_sends_gbnf_and_no_response_format() -> None:
     body = llm.requests[0]
     assert "response_format" not in body
     assert body["grammar"].startswith("root ::=")
+
+
+def test_every_request_sets_max_tokens_and_the_configured_schema_bounds() -> None:
+    llm = Settings.model_validate({"llm": {"max_tokens": 123, "schema_string_bounds": True}}).llm
+    configured = InferenceProfile.from_settings(llm)
+    assert (configured.max_tokens, configured.schema_string_bounds) == (123, True)
+    with OpenAIDouble() as double:
+        bounded = make_classifier(double.base_url, max_tokens=123, schema_string_bounds=True)
+        bounded.classify(CURSOR)
+        make_classifier(double.base_url).classify(CURSOR)
+        make_classifier(double.base_url, constraint="grammar").classify(CURSOR)
+    with_bounds, default, grammar = double.requests
+    assert with_bounds["max_tokens"] == 123
+    assert default["max_tokens"] == grammar["max_tokens"] == InferenceProfile().max_tokens
+    props = with_bounds["response_format"]["json_schema"]["schema"]["properties"]
+    assert props["reason"]["maxLength"] == FIELD_MAX_CHARS["reason"]
+    assert props["display_name"]["maxLength"] == FIELD_MAX_CHARS["display_name"]
+    default_props = default["response_format"]["json_schema"]["schema"]["properties"]
+    assert "maxLength" not in default_props["reason"]
+    assert f"char{{0,{FIELD_MAX_CHARS['reason']}}}" in grammar["grammar"]
 
 
 def test_context_is_cut_to_context_chars() -> None:
@@ -275,3 +297,13 @@ def test_api_key_is_sent_as_bearer_and_never_in_errors() -> None:
         make_classifier(llm.base_url, api_key="sk-very-secret").classify(CURSOR)
     assert llm.headers[0]["authorization"] == "Bearer sk-very-secret"
     assert "sk-very-secret" not in str(info.value)
+
+
+def test_the_proxy_the_environment_names_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    with OpenAIDouble() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        # The double answers any path ending in /chat/completions, the absolute form included.
+        result = make_classifier("http://llm.invalid:9/v1").classify(CURSOR)
+    assert result.kind == "project" and proxy.calls == 1

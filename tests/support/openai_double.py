@@ -56,7 +56,36 @@ class Drop:
     """Close the connection without answering."""
 
 
-Reply = dict[str, Any] | str | Status | Hang | Refusal | Raw | Drop
+@dataclass
+class Body:
+    """HTTP 200 with this body as is, instead of a completion (HTML, a JSON array…)."""
+
+    text: str
+    content_type: str = "application/json"
+
+
+@dataclass
+class Drip:
+    """A valid completion sent one byte every `interval_s` seconds; with `headers`, the status
+    line and headers drip too (else they go out at once and only the body drips)."""
+
+    interval_s: float
+    headers: bool = False
+
+
+@dataclass
+class Cut:
+    """A completion cut by the token limit (finish_reason "length")."""
+
+    content: str
+
+
+def nested(depth: int) -> str:
+    """JSON nested `depth` levels deep: valid, and deeper than any recursive parser goes."""
+    return "[" * depth + "]" * depth
+
+
+Reply = dict[str, Any] | str | Status | Hang | Refusal | Raw | Drop | Body | Drip | Cut
 Responder = Callable[[dict[str, Any]], Reply]
 
 _CANDIDATE = re.compile(r"<candidate>\s*(.*?)\s*</candidate>", re.DOTALL)
@@ -100,7 +129,9 @@ def by_category(body: dict[str, Any]) -> Reply:
     return accept_suggested(body)
 
 
-def _completion(model: str, content: str | None, refusal: str | None = None) -> dict[str, Any]:
+def _completion(
+    model: str, content: str | None, refusal: str | None = None, finish_reason: str = "stop"
+) -> dict[str, Any]:
     return {
         "id": "chatcmpl-double",
         "object": "chat.completion",
@@ -110,7 +141,7 @@ def _completion(model: str, content: str | None, refusal: str | None = None) -> 
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": content, "refusal": refusal},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
@@ -189,14 +220,41 @@ class OpenAIDouble:
             def _send(
                 self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None
             ) -> None:
-                data = json.dumps(payload).encode()
+                self._send_bytes(code, json.dumps(payload).encode(), headers=headers)
+
+            def _send_bytes(
+                self,
+                code: int,
+                data: bytes,
+                content_type: str = "application/json",
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 self.send_response(code)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _drip(self, payload: dict[str, Any], drip: Drip) -> None:
+                body = json.dumps(payload).encode()
+                head = (
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n"
+                ).encode()
+                self.close_connection = True
+                if not drip.headers:
+                    self.wfile.write(head)
+                    self.wfile.flush()
+                    head = b""
+                try:
+                    for byte in head + body:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(drip.interval_s)
+                except OSError:
+                    pass  # the client gave up
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
@@ -230,6 +288,12 @@ class OpenAIDouble:
                 elif isinstance(reply, Drop):
                     self.connection.shutdown(socket.SHUT_RDWR)
                     self.close_connection = True
+                elif isinstance(reply, Body):
+                    self._send_bytes(200, reply.text.encode(), reply.content_type)
+                elif isinstance(reply, Drip):
+                    self._drip(_completion(model, json.dumps(verdict("noise"))), reply)
+                elif isinstance(reply, Cut):
+                    self._send(200, _completion(model, reply.content, finish_reason="length"))
                 elif isinstance(reply, Refusal):
                     self._send(200, _completion(model, None, reply.text))
                 elif isinstance(reply, Raw):

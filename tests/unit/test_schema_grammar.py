@@ -1,4 +1,5 @@
-"""The JSON schema and the GBNF grammar come from one definition and accept the same verdicts."""
+"""The JSON schema and the GBNF grammar come from one definition and accept the same verdicts,
+within the same bounds (the field lengths of `inference.fields`)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,14 @@ from gbnf import GBNF, InputParseError, RuleEnd
 from pydantic import ValidationError
 
 from yzos_jobs.entity.classifier import ClassifyVerdict
-from yzos_jobs.inference.schema import verdict_gbnf, verdict_json_schema
+from yzos_jobs.inference.fields import FIELD_MAX_CHARS
+from yzos_jobs.inference.schema import FIELDS, verdict_gbnf, verdict_json_schema
 
 GRAMMAR = verdict_gbnf()
+START = GBNF(GRAMMAR)  # the grammar parsed once; each check feeds text to this start state
 SCHEMA = verdict_json_schema()
+BOUNDED_SCHEMA = verdict_json_schema(string_bounds=True)
+STRING_FIELDS = [f.name for f in FIELDS if f.type == "string"]
 
 GOOD = {
     "is_real_entity": True,
@@ -26,17 +31,19 @@ GOOD = {
 
 def grammar_accepts(text: str) -> bool:
     try:
-        state = GBNF(GRAMMAR, text)
-    except InputParseError:
+        state = START + text
+    except (InputParseError, IndexError):
+        # gbnf 0.0.32 keeps every input fed to a parsed grammar and can fail with IndexError
+        # while pointing at the refused character; either way the text was refused.
         return False
     return any(isinstance(rule, RuleEnd) for rule in state)
 
 
-def schema_accepts(obj: Any) -> bool:
+def schema_accepts(obj: Any, schema: dict[str, Any] = SCHEMA) -> bool:
     """A small validator for the subset of JSON Schema the verdict schema uses."""
-    if not isinstance(obj, dict) or set(obj) != set(SCHEMA["required"]):
+    if not isinstance(obj, dict) or set(obj) != set(schema["required"]):
         return False
-    for key, spec in SCHEMA["properties"].items():
+    for key, spec in schema["properties"].items():
         types = spec["type"] if isinstance(spec["type"], list) else [spec["type"]]
         value = obj[key]
         names = {
@@ -49,6 +56,8 @@ def schema_accepts(obj: Any) -> bool:
         if names.get(type(value)) not in types:
             return False
         if "enum" in spec and value not in spec["enum"]:
+            return False
+        if "maxLength" in spec and isinstance(value, str) and len(value) > spec["maxLength"]:
             return False
     return True
 
@@ -112,3 +121,52 @@ def test_grammar_rejects_prose_and_truncated_objects() -> None:
     good = json.dumps(GOOD)
     assert not grammar_accepts("Sure! " + good)
     assert not grammar_accepts(good[:-1])
+
+
+@pytest.mark.parametrize("field", STRING_FIELDS)
+def test_a_string_at_its_bound_passes_and_one_past_it_is_refused_by_both(field: str) -> None:
+    bound = FIELD_MAX_CHARS[field]
+    at_bound = {**GOOD, field: "陈" * (bound - 1) + "\n"}  # an escape counts as one character
+    past = {**GOOD, field: "x" * (bound + 1)}
+    assert BOUNDED_SCHEMA["properties"][field]["maxLength"] == bound
+    assert schema_accepts(at_bound, BOUNDED_SCHEMA)
+    assert grammar_accepts(json.dumps(at_bound, ensure_ascii=False))
+    assert grammar_accepts(json.dumps(at_bound))  # as \uXXXX escapes
+    assert not schema_accepts(past, BOUNDED_SCHEMA)
+    assert not grammar_accepts(json.dumps(past))
+
+
+def test_schema_string_bounds_are_off_by_default() -> None:
+    assert all("maxLength" not in spec for spec in SCHEMA["properties"].values())
+    assert schema_accepts({**GOOD, "reason": "x" * (FIELD_MAX_CHARS["reason"] + 1)})
+
+
+def test_every_string_field_has_a_length_in_the_table() -> None:
+    assert STRING_FIELDS and all(field in FIELD_MAX_CHARS for field in STRING_FIELDS)
+
+
+@pytest.mark.parametrize(
+    ("gap", "accepted"),
+    [
+        ("", True),
+        (" ", True),
+        ("\n" + "\t" * 20, True),
+        ("\n\n" + " " * 20, True),
+        ("  ", False),
+        ("\n" + " " * 21, False),
+        ("\n\n\n", False),
+        (" \n", False),
+    ],
+)
+def test_whitespace_between_tokens_is_bounded(gap: str, accepted: bool) -> None:
+    compact = json.dumps(GOOD, separators=(",", ":"))
+    spaced = compact.replace(":", ":" + gap, 1)
+    assert grammar_accepts(spaced) is accepted
+    assert grammar_accepts(compact + gap) is accepted  # after the object too
+
+
+def test_numbers_have_a_bounded_number_of_digits() -> None:
+    compact = json.dumps(GOOD, separators=(",", ":"))
+    assert grammar_accepts(compact.replace("0.92", "0." + "9" * 16))
+    assert not grammar_accepts(compact.replace("0.92", "0." + "9" * 17))
+    assert not grammar_accepts(compact.replace("0.92", "1" * 17))

@@ -30,7 +30,9 @@ from yzos_jobs.inference.errors import (
     LlmRefused,
     LlmTimeout,
 )
+from yzos_jobs.inference.fields import clean_field, one_line
 from yzos_jobs.inference.profile import InferenceProfile
+from yzos_jobs.inference.redact import mask_url_credentials
 from yzos_jobs.inference.scheduler import InferenceScheduler
 from yzos_jobs.inference.schema import verdict_json_schema
 from yzos_jobs.inference.types import (
@@ -46,6 +48,8 @@ from yzos_jobs.kinds import ENTITY_KINDS
 
 if TYPE_CHECKING:
     from openai import OpenAI
+
+    from yzos_jobs.inference.client import ChatReply
 
 __all__ = [
     "AppMetadata",
@@ -154,6 +158,8 @@ _REASK = (
     "Your answer was not a valid verdict ({error}). Answer again with only the JSON object with "
     "fields is_real_entity, kind, display_name, confidence, reason."
 )
+# The invalid answer is shown back to the model with the re-ask, cut to this many characters.
+_REASK_ECHO_CHARS = 2000
 
 
 def _prompt_data(inp: ClassifyInput, context_chars: int) -> dict[str, Any]:
@@ -172,9 +178,14 @@ def _prompt_data(inp: ClassifyInput, context_chars: int) -> dict[str, Any]:
     }
 
 
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def _encode_data(data: Mapping[str, Any]) -> str:
-    # "<" is escaped so no candidate text can close the <candidate> block early.
-    return json.dumps(data, ensure_ascii=False, indent=1).replace("<", "\\u003c")
+    # "<" is escaped so no candidate text can close the <candidate> block early; a lone
+    # surrogate (undecodable input) cannot be sent as UTF-8 and is shown as U+FFFD.
+    text = json.dumps(data, ensure_ascii=False, indent=1).replace("<", "\\u003c")
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def build_prompt(inp: ClassifyInput, context_chars: int = 600) -> list[dict[str, str]]:
@@ -189,7 +200,8 @@ def build_prompt(inp: ClassifyInput, context_chars: int = 600) -> list[dict[str,
 def input_hash(inp: ClassifyInput, context_chars: int) -> str:
     """Hash of exactly what the prompt shows of the input (source_id is not shown)."""
     canonical = json.dumps(_prompt_data(inp, context_chars), sort_keys=True, ensure_ascii=False)
-    return blake3(canonical.encode()).hexdigest()
+    # surrogatepass: a lone surrogate in observed text must not stop the batch (it hashes as is).
+    return blake3(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
@@ -208,12 +220,16 @@ def _extract_json(text: str) -> Any:
         value, _ = json.JSONDecoder().raw_decode(text[start:])
     except json.JSONDecodeError as exc:
         raise LlmInvalidOutput(f"malformed JSON: {exc.msg}") from None
+    except RecursionError:
+        raise LlmInvalidOutput("JSON nested too deeply") from None
     return value
 
 
 def parse_verdict(text: str) -> ClassifyVerdict:
     """Validate a reply client-side, whatever the server claimed, and enforce the invariants."""
     data = _extract_json(text)
+    if not isinstance(data, dict):
+        raise LlmInvalidOutput("reply is not a JSON object")
     try:
         verdict = ClassifyVerdict.model_validate(data)
     except ValidationError as exc:
@@ -224,6 +240,8 @@ def parse_verdict(text: str) -> ClassifyVerdict:
 
 
 def enforce_invariants(verdict: ClassifyVerdict) -> ClassifyVerdict:
+    """The rules code holds the model to, and the cleaning of what it wrote (one line, no control
+    characters, bounded lengths) before anything is stored or cached."""
     confidence = verdict.confidence
     confidence = 0.0 if math.isnan(confidence) else min(1.0, max(0.0, confidence))
     is_real = verdict.is_real_entity
@@ -235,9 +253,17 @@ def enforce_invariants(verdict: ClassifyVerdict) -> ClassifyVerdict:
         update={
             "is_real_entity": is_real,
             "confidence": confidence,
-            "display_name": normalize_display_name(verdict.display_name),
+            "display_name": _model_display_name(verdict.display_name),
+            "reason": clean_field("reason", verdict.reason),
         }
     )
+
+
+def _model_display_name(name: str | None) -> str | None:
+    """The display_name the model wrote, as kept: one line without control characters,
+    normalised for display, at most its length in `inference.fields`."""
+    normalized = normalize_display_name(one_line(name)) if name is not None else None
+    return clean_field("display_name", normalized) if normalized else None
 
 
 def dry_run_verdict(inp: ClassifyInput) -> ClassifyVerdict:
@@ -410,15 +436,16 @@ class Classifier:
             tally.done(0.0, failed=True)
             return None, LlmFailed(
                 f"circuit open after {breaker.threshold} consecutive failures; not calling "
-                f"{self.profile.base_url} again in this batch"
+                f"{mask_url_credentials(self.profile.base_url)} again in this batch"
             )
         started = time.monotonic()
         try:
             verdict = self._ask_with_reask(inp, tally)
-        except ClassifierError as exc:
-            breaker.record(exc)
+        except Exception as exc:  # whatever went wrong is this input's outcome, not the batch's
+            error = exc if isinstance(exc, ClassifierError) else _unexpected(exc)
+            breaker.record(error)
             tally.done(time.monotonic() - started, failed=True)
-            return None, exc
+            return None, error
         breaker.record(None)
         tally.done(time.monotonic() - started, failed=False)
         return verdict, None
@@ -426,19 +453,32 @@ class Classifier:
     def _ask_with_reask(self, inp: ClassifyInput, tally: _Tally) -> ClassifyVerdict:
         messages = build_prompt(inp, self.profile.context_chars)
         tally.call()
-        reply = chat(self.client, self.profile, messages)
+        reply = self._chat(messages)
         try:
             return parse_verdict(reply.content)
         except LlmRefused:
             raise
         except LlmInvalidOutput as first:
             messages += [
-                {"role": "assistant", "content": reply.content},
+                {"role": "assistant", "content": reply.content[:_REASK_ECHO_CHARS]},
                 {"role": "user", "content": _REASK.format(error=first)},
             ]
             tally.call()
-            second = chat(self.client, self.profile, messages)
+            second = self._chat(messages)
             try:
                 return parse_verdict(second.content)
             except LlmInvalidOutput as exc:
                 raise LlmInvalidOutput(f"invalid output after one re-ask: {exc}") from None
+
+    def _chat(self, messages: list[dict[str, str]]) -> ChatReply:
+        reply = chat(self.client, self.profile, messages)
+        if reply.truncated:
+            # Asking again would be cut the same way: a bounded reply either fits or it doesn't.
+            raise LlmInvalidOutput(f"reply cut at max_tokens = {self.profile.max_tokens}")
+        return reply
+
+
+def _unexpected(exc: Exception) -> LlmFailed:
+    """An error no layer below anticipated, as this input's failure (the batch goes on)."""
+    detail = mask_url_credentials(str(exc))[:200]
+    return LlmFailed(f"unexpected {exc.__class__.__name__} while asking the model: {detail}")

@@ -1,12 +1,21 @@
-"""The OpenAI-compatible chat client: one request with the configured output constraint."""
+"""The OpenAI-compatible chat client: one request with the configured output constraint.
+
+Whatever the server sends, `chat` returns a `ChatReply` or raises a typed classifier error: an
+HTTP 200 whose body is HTML, a JSON array or JSON nested beyond reason is `LlmFailed`, never a
+traceback. Each HTTP request ends within `timeout_s` (a total deadline, see `deadline.py`), and
+the URL's credentials are masked in every message.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmTimeout
+from yzos_jobs.inference.fields import clean_model_text
 from yzos_jobs.inference.profile import InferenceProfile
+from yzos_jobs.inference.redact import mask_url_credentials
 from yzos_jobs.inference.schema import response_format, verdict_gbnf
 
 if TYPE_CHECKING:
@@ -16,16 +25,25 @@ if TYPE_CHECKING:
 
 # Local servers accept any key; the SDK insists on one.
 _PLACEHOLDER_KEY = "no-key"
+_REFUSAL_CHARS = 200
 
 
 def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
-    from openai import OpenAI
+    from openai import DefaultHttpxClient, OpenAI
 
+    from yzos_jobs.inference.deadline import DeadlineTransport, proxy_for
+
+    transport = DeadlineTransport(
+        profile.timeout_s,
+        max_connections=profile.max_concurrency,
+        proxy=proxy_for(profile.base_url),
+    )
     return OpenAI(
         base_url=profile.base_url,
         api_key=api_key or _PLACEHOLDER_KEY,
         timeout=profile.timeout_s,
         max_retries=profile.max_retries,
+        http_client=DefaultHttpxClient(transport=transport, timeout=profile.timeout_s),
     )
 
 
@@ -33,45 +51,79 @@ def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
 class ChatReply:
     content: str
     model: str
+    # "length" when the reply was cut by max_tokens.
+    finish_reason: str | None = None
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
 
 
-def constraint_params(constraint: str) -> dict[str, Any]:
+def constraint_params(profile: InferenceProfile) -> dict[str, Any]:
     """Request fields for the output constraint. llama.cpp refuses a grammar plus a schema."""
-    if constraint == "grammar":
+    if profile.constraint == "grammar":
         return {"extra_body": {"grammar": verdict_gbnf(), "cache_prompt": True}}
-    return {"response_format": response_format()}
+    return {"response_format": response_format(profile.schema_string_bounds)}
 
 
 def chat(client: OpenAI, profile: InferenceProfile, messages: list[dict[str, str]]) -> ChatReply:
     """One chat completion; transport and HTTP failures become typed classifier errors."""
     import openai
 
+    where = mask_url_credentials(profile.base_url)
     try:
-        completion = client.chat.completions.create(
+        raw = client.chat.completions.with_raw_response.create(
             model=profile.model,
             messages=messages,  # type: ignore[arg-type]
             temperature=0,
-            **constraint_params(profile.constraint),
+            max_tokens=profile.max_tokens,
+            **constraint_params(profile),
         )
+        body = raw.http_response.text
     except openai.APITimeoutError:
-        raise LlmTimeout(f"no answer from {profile.base_url} within {profile.timeout_s}s") from None
+        raise LlmTimeout(f"no answer from {where} within {profile.timeout_s}s") from None
     except openai.APIConnectionError as exc:
-        raise LlmFailed(f"cannot reach {profile.base_url}: {_cause(exc)}") from None
+        raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
     except openai.APIStatusError as exc:
-        raise LlmFailed(f"HTTP {exc.status_code} from {profile.base_url}") from None
+        raise LlmFailed(f"HTTP {exc.status_code} from {where}") from None
     except openai.OpenAIError as exc:
-        raise LlmFailed(f"{exc.__class__.__name__} from {profile.base_url}") from None
-    if not completion.choices:
-        raise LlmFailed(f"reply from {profile.base_url} has no choices")
-    message = completion.choices[0].message
-    refusal = getattr(message, "refusal", None)
-    if refusal:
-        raise LlmRefused(f"model refused: {refusal[:200]}")
-    return ChatReply(content=message.content or "", model=completion.model or profile.model)
+        raise LlmFailed(f"{exc.__class__.__name__} from {where}") from None
+    return parse_completion(body, profile.model, where)
+
+
+def parse_completion(body: str, default_model: str, where: str) -> ChatReply:
+    """The reply of a Chat Completions body, checked field by field: a server may answer 200
+    with anything at all."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        raise LlmFailed(f"reply from {where} is not JSON") from None
+    if not isinstance(data, dict):
+        raise LlmFailed(f"reply from {where} is not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise LlmFailed(f"reply from {where} has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise LlmFailed(f"reply from {where} has no message")
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        raise LlmRefused(f"model refused: {clean_model_text(refusal, _REFUSAL_CHARS)}")
+    content = message.get("content")
+    if content is not None and not isinstance(content, str):
+        raise LlmFailed(f"reply from {where} has a message content that is not text")
+    model = data.get("model")
+    finish_reason = choice.get("finish_reason")
+    return ChatReply(
+        content=content or "",
+        model=model if isinstance(model, str) and model else default_model,
+        finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+    )
 
 
 def _cause(exc: BaseException) -> str:
     root: BaseException = exc
     while root.__cause__ is not None:
         root = root.__cause__
-    return str(root) or root.__class__.__name__
+    return mask_url_credentials(str(root) or root.__class__.__name__)

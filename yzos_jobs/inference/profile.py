@@ -25,6 +25,8 @@ class InferenceProfile:
     context_chars: int = 600
     cache_ttl_s: int = 7 * 24 * 3600
     breaker_threshold: int = 3
+    max_tokens: int = 384  # a reply cut by it is invalid output
+    schema_string_bounds: bool = False  # send the field lengths as maxLength in the schema
 
     @classmethod
     def from_settings(cls, llm: LlmSettings) -> InferenceProfile:
@@ -39,4 +41,6 @@ class InferenceProfile:
             context_chars=llm.context_chars,
             cache_ttl_s=llm.cache_ttl_s,
             breaker_threshold=llm.breaker_threshold,
+            max_tokens=llm.max_tokens,
+            schema_string_bounds=llm.schema_string_bounds,
         )

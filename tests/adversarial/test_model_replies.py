@@ -1,0 +1,229 @@
+"""Issue 14, model replies (6-11, 23): whatever a server answers costs at most that one input.
+
+The classifier talks to the loopback double through the real `openai` client; the CLI cases run
+`yzos-jobs` in a child process and check that the user gets one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.adversarial.llm_env import llm_cli_env
+from tests.support.cli import run_cli
+from tests.support.llm import make_classifier
+from tests.support.openai_double import (
+    Body,
+    Cut,
+    Drip,
+    Drop,
+    OpenAIDouble,
+    Raw,
+    Reply,
+    Status,
+    candidate_of,
+    nested,
+    verdict,
+)
+from yzos_jobs.config import LoggingSettings
+from yzos_jobs.entity.classifier import ClassifyInput, LlmFailed, LlmInvalidOutput, LlmTimeout
+from yzos_jobs.inference.fields import FIELD_MAX_CHARS
+from yzos_jobs.logging import configure_logging, get_logger
+
+pytestmark = pytest.mark.adversarial
+
+KEY = "sk-embedded-secret-4242"
+ALPHA = ClassifyInput("Alpha", "window_title", "w1", "project")
+
+
+def _inputs(*names: str) -> list[ClassifyInput]:
+    return [ClassifyInput(n, "window_title", f"w{i}", "project") for i, n in enumerate(names)]
+
+
+def _by_name(replies: dict[str, Reply]) -> Any:
+    """A responder: the reply for the candidate's raw_text, else a real project verdict."""
+
+    def respond(body: dict[str, Any]) -> Reply:
+        name = candidate_of(body).get("raw_text", "")
+        return replies.get(name, verdict("project", name=name))
+
+    return respond
+
+
+def test_deeply_nested_reply_json_is_invalid_output_for_that_candidate_only() -> None:
+    deep = Raw('{"is_real_entity": ' + nested(100_000) + "}")
+    with OpenAIDouble(_by_name({"Deep": deep, "Deeper": Raw(nested(200_000))})) as llm:
+        outcomes = (
+            make_classifier(llm.base_url)
+            .classify_many(_inputs("Alpha", "Deep", "Beta", "Deeper"))
+            .outcomes
+        )
+    alpha, deep_out, beta, deeper = outcomes
+    assert alpha.verdict and alpha.verdict.display_name == "Alpha"
+    assert beta.verdict and beta.verdict.display_name == "Beta"
+    assert isinstance(deep_out.error, LlmInvalidOutput) and deep_out.verdict is None
+    assert isinstance(deeper.error, LlmInvalidOutput)
+
+
+def test_deeply_nested_http_body_is_llm_failed() -> None:
+    with OpenAIDouble(lambda b: Body(nested(200_000))) as llm, pytest.raises(LlmFailed):
+        make_classifier(llm.base_url).classify(ALPHA)
+
+
+def test_nul_bytes_and_control_characters_are_stripped_from_model_text() -> None:
+    dirty = verdict("project", name="YZOS\x00 Core\x1b", reason="a\x00 repo\nwith\tlines\x7f")
+    with OpenAIDouble(lambda b: dirty) as llm:
+        result = make_classifier(llm.base_url).classify(ALPHA)
+    assert result.display_name == "YZOS Core"
+    assert result.reason == "a repo with lines"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        Body("<html><body>502 Bad Gateway</body></html>", "text/html"),
+        Body("[1, 2, 3]"),
+        Body('"just a string"'),
+        Body('{"choices": "none"}'),
+        Body('{"choices": [{"message": {"content": 42}}]}'),
+        Body(""),
+    ],
+    ids=["html", "array", "string", "choices-not-a-list", "content-not-text", "empty"],
+)
+def test_http_200_with_a_body_that_is_not_a_completion_is_llm_failed(body: Body) -> None:
+    with OpenAIDouble(lambda b: body) as llm, pytest.raises(LlmFailed, match="reply from"):
+        make_classifier(llm.base_url).classify(ALPHA)
+
+
+def test_html_body_through_the_cli_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    html = Body("<!doctype html><title>proxy login</title>", "text/html")
+    with OpenAIDouble(lambda b: html) as llm:
+        env = llm_cli_env(tmp_path, f"sqlite:///{tmp_path / 'y.db'}", llm.base_url)
+        result = run_cli("classify", "Alpha", "--kind", "project", env=env, cwd=tmp_path)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["error"] == "LlmFailed"
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("headers", [False, True], ids=["body-drips", "headers-drip"])
+def test_a_server_dripping_one_byte_every_half_second_is_cut_at_timeout_s(headers: bool) -> None:
+    with OpenAIDouble(lambda b: Drip(0.5, headers=headers)) as llm:
+        classifier = make_classifier(llm.base_url, timeout_s=3.0, max_retries=0)
+        assert classifier.client  # built (and the SDK imported) before the clock starts
+        started = time.monotonic()
+        with pytest.raises(LlmTimeout):
+            classifier.classify(ALPHA)
+        elapsed = time.monotonic() - started
+    assert 2.9 <= elapsed < 4.0
+
+
+def test_one_classify_is_bounded_by_timeout_times_requests() -> None:
+    """A re-ask and a retry are separate requests, each with its own deadline."""
+    replies = iter([Raw("not json"), Drip(0.2), Drip(0.2)])
+    timeout_s, retries = 1.5, 1
+    with OpenAIDouble(lambda b: next(replies)) as llm:
+        classifier = make_classifier(llm.base_url, timeout_s=timeout_s, max_retries=retries)
+        assert classifier.client
+        started = time.monotonic()
+        with pytest.raises(LlmTimeout):
+            classifier.classify(ALPHA)
+        elapsed = time.monotonic() - started
+    assert llm.calls == 3  # the question, the re-ask, the re-ask's retry
+    backoff_s = 1.0  # the client's pause before its retry
+    assert elapsed < timeout_s * (retries + 1 + 1) + backoff_s
+
+
+def test_a_five_megabyte_reason_is_capped() -> None:
+    huge = verdict("noise", reason="spam " * 1_000_000)
+    with OpenAIDouble(lambda b: huge) as llm:
+        result = make_classifier(llm.base_url).classify(ALPHA)
+    assert len(result.reason) == FIELD_MAX_CHARS["reason"] and result.reason.endswith("…")
+
+
+def test_a_reply_cut_by_max_tokens_is_invalid_output_without_a_reask() -> None:
+    cut = Cut('{"is_real_entity": true, "kind": "proj')
+    with (
+        OpenAIDouble(lambda b: cut) as llm,
+        pytest.raises(LlmInvalidOutput, match="max_tokens = 99"),
+    ):
+        make_classifier(llm.base_url, max_tokens=99).classify(ALPHA)
+    assert llm.calls == 1
+    assert llm.requests[0]["max_tokens"] == 99
+
+
+def test_outcomes_are_per_candidate_whatever_breaks() -> None:
+    broken: dict[str, Reply] = {
+        "Nested": Raw(nested(100_000)),
+        "Html": Body("<html></html>", "text/html"),
+        "Array": Body("[]"),
+        "Dropped": Drop(),
+        "Cut": Cut("{"),
+        "Refused": Status(400),
+    }
+    names = ["Alpha", *broken, "Beta", "Gamma"]
+    with OpenAIDouble(_by_name(broken)) as llm:
+        classifier = make_classifier(llm.base_url, max_concurrency=2, breaker_threshold=50)
+        outcomes = dict(zip(names, classifier.classify_many(_inputs(*names)).outcomes, strict=True))
+    for name in ("Alpha", "Beta", "Gamma"):
+        assert outcomes[name].verdict is not None and outcomes[name].source == "llm"
+    for name in broken:
+        assert outcomes[name].verdict is None and outcomes[name].error is not None, name
+    assert isinstance(outcomes["Nested"].error, LlmInvalidOutput)
+    assert isinstance(outcomes["Cut"].error, LlmInvalidOutput)
+    assert all(isinstance(outcomes[n].error, LlmFailed) for n in ("Html", "Array", "Dropped"))
+
+
+def test_an_error_no_layer_anticipated_is_each_inputs_outcome_not_the_batchs() -> None:
+    # An unparsable base URL fails while the client is built, with a ValueError of its own.
+    classifier = make_classifier("http://[::1/v1", breaker_threshold=50)
+    outcomes = classifier.classify_many(_inputs("Alpha", "Beta")).outcomes
+    assert all(isinstance(o.error, LlmFailed) for o in outcomes)
+    assert all("unexpected" in str(o.error) for o in outcomes)
+
+
+def test_api_key_in_base_url_never_appears_in_errors() -> None:
+    with OpenAIDouble(lambda b: Status(503)) as llm:
+        url = llm.base_url.replace("http://", f"http://user:{KEY}@")
+        classifier = make_classifier(url, max_concurrency=1, breaker_threshold=2)
+        outcomes = classifier.classify_many(_inputs("A", "B", "C", "D")).outcomes
+    messages = [str(o.error) for o in outcomes]
+    assert any("circuit open" in m for m in messages) and any("HTTP 503" in m for m in messages)
+    assert all(KEY not in m and "user:" not in m for m in messages)
+    assert "http://***@127.0.0.1" in messages[0]
+
+
+def test_api_key_in_base_url_never_appears_in_cli_output_or_logs(tmp_path: Path) -> None:
+    with OpenAIDouble(lambda b: Status(500)) as llm:
+        url = llm.base_url.replace("http://", f"http://{KEY}@")
+        env = llm_cli_env(tmp_path, f"sqlite:///{tmp_path / 'y.db'}", url)
+        result = run_cli("classify", "Alpha", env=env, cwd=tmp_path)
+        refused = run_cli(
+            "classify",
+            "Alpha",
+            env=llm_cli_env(tmp_path, f"sqlite:///{tmp_path / 'y.db'}", f"http://{KEY}@[::1/v1"),
+            cwd=tmp_path,
+        )
+    assert result.returncode == refused.returncode == 1
+    assert json.loads(result.stdout)["error"] == "LlmFailed"
+    for output in (result.stdout, result.stderr, refused.stdout, refused.stderr):
+        assert KEY not in output
+    assert "Traceback" not in refused.stderr
+
+
+def test_log_lines_mask_url_credentials() -> None:
+    stream = io.StringIO()
+    configure_logging(LoggingSettings(format="json", level="info"), stream=stream)
+    try:
+        get_logger("test").warning("batch failed", error=f"HTTP 500 from http://u:{KEY}@h/v1")
+        logging.getLogger("httpx2").warning("POST http://%s@h/v1 failed", KEY)
+    finally:
+        configure_logging(LoggingSettings())
+    logged = stream.getvalue()
+    assert "http://***@h/v1" in logged and logged.count("***@h") == 2
+    assert KEY not in logged

@@ -1,0 +1,217 @@
+"""A total deadline for each HTTP request, handed to the OpenAI client as its transport.
+
+httpx's timeouts bound each socket operation, so a server that sends one byte every half second
+never trips them and holds a request for as long as it likes. Here every socket operation of a
+request (connect, TLS, send, each read of the headers and of the body) is given only what is left
+of the request's budget, and fails with a timeout once it is spent. The budget runs from the
+moment the transport gets the request until the last byte of the body is read; the client's
+retries are separate requests, each with its own budget.
+
+The deadline reaches the sockets through a context variable: the synchronous client does all of
+a request's I/O in the calling thread, and the variable is set only around that I/O.
+
+A client given its own transport no longer reads HTTP(S)_PROXY itself, so `proxy_for` does: the
+proxy the environment names for the base URL (NO_PROXY respected), reached under the same deadline.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import httpcore2
+import httpx2
+
+_deadline: ContextVar[float | None] = ContextVar("yzos_http_deadline", default=None)
+
+# httpcore's errors as the httpx ones the OpenAI client understands (timeouts become
+# APITimeoutError, the rest APIConnectionError). Subclasses first.
+_ERRORS: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
+    (httpcore2.ConnectTimeout, httpx2.ConnectTimeout),
+    (httpcore2.ReadTimeout, httpx2.ReadTimeout),
+    (httpcore2.WriteTimeout, httpx2.WriteTimeout),
+    (httpcore2.PoolTimeout, httpx2.PoolTimeout),
+    (httpcore2.TimeoutException, httpx2.TimeoutException),
+    (httpcore2.ConnectError, httpx2.ConnectError),
+    (httpcore2.ReadError, httpx2.ReadError),
+    (httpcore2.WriteError, httpx2.WriteError),
+    (httpcore2.NetworkError, httpx2.NetworkError),
+    (httpcore2.RemoteProtocolError, httpx2.RemoteProtocolError),
+    (httpcore2.LocalProtocolError, httpx2.LocalProtocolError),
+    (httpcore2.ProtocolError, httpx2.ProtocolError),
+    (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
+    (httpcore2.ProxyError, httpx2.ProxyError),
+)
+
+
+@contextmanager
+def _httpx_errors() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        for core, mapped in _ERRORS:
+            if isinstance(exc, core):
+                raise mapped(str(exc)) from exc
+        raise
+
+
+@contextmanager
+def _until(deadline: float) -> Iterator[None]:
+    token = _deadline.set(deadline)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _budget(timeout: float | None, expired: type[Exception]) -> float | None:
+    """The smaller of an operation's own timeout and what is left of the request's budget."""
+    deadline = _deadline.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("request deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore2.NetworkStream):
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _budget(timeout, httpcore2.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _budget(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
+        budget = _budget(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, budget))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore2.NetworkBackend):
+    def __init__(self) -> None:
+        self._inner = httpcore2.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        budget = _budget(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(
+            self._inner.connect_tcp(host, port, budget, local_address, socket_options)
+        )
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore2.NetworkStream:
+        budget = _budget(timeout, httpcore2.ConnectTimeout)
+        return _DeadlineStream(self._inner.connect_unix_socket(path, budget, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _DeadlineBody(httpx2.SyncByteStream):
+    """The response body, read under the request's deadline."""
+
+    def __init__(self, inner: Iterable[bytes], deadline: float, close: Callable[[], None]) -> None:
+        self._inner = inner
+        self._deadline = deadline
+        self._close = close
+
+    def __iter__(self) -> Iterator[bytes]:
+        chunks = iter(self._inner)
+        while True:
+            with _httpx_errors(), _until(self._deadline):
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            yield chunk
+
+    def close(self) -> None:
+        self._close()
+
+
+def proxy_for(url: str) -> str | None:
+    """The HTTP(S) proxy the environment names for `url`, if any (NO_PROXY respected)."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    return proxy if proxy and proxy.startswith(("http://", "https://")) else None
+
+
+class DeadlineTransport(httpx2.BaseTransport):
+    """An HTTP/1.1 transport (a connection pool of its own, through `proxy` if given) whose every
+    request ends, with a timeout error, at most `total_s` seconds after it started."""
+
+    def __init__(self, total_s: float, max_connections: int = 64, proxy: str | None = None) -> None:
+        self.total_s = total_s
+        pool: dict[str, Any] = {
+            "ssl_context": httpx2.create_ssl_context(),
+            "max_connections": max_connections,
+            "max_keepalive_connections": max_connections,
+            "keepalive_expiry": 5.0,
+            "network_backend": _DeadlineBackend(),
+        }
+        self._pool: httpcore2.ConnectionPool
+        if proxy is None:
+            self._pool = httpcore2.ConnectionPool(**pool)
+        else:
+            parts = urllib.parse.urlsplit(proxy)
+            auth = None
+            if parts.username or parts.password:
+                auth = (
+                    urllib.parse.unquote(parts.username or ""),
+                    urllib.parse.unquote(parts.password or ""),
+                )
+            bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+            self._pool = httpcore2.HTTPProxy(proxy_url=bare, proxy_auth=auth, **pool)
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(request.stream, httpx2.SyncByteStream)
+        deadline = time.monotonic() + self.total_s
+        core_request = httpcore2.Request(
+            method=request.method,
+            url=httpcore2.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _httpx_errors(), _until(deadline):
+            response = self._pool.handle_request(core_request)
+        stream = response.stream
+        assert isinstance(stream, Iterable)
+        return httpx2.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_DeadlineBody(stream, deadline, getattr(stream, "close", lambda: None)),
+            extensions=response.extensions,
+        )
+
+    def close(self) -> None:
+        self._pool.close()
