@@ -1,5 +1,6 @@
 """The decision trail: one row per verdict that changed or confirmed a candidate's or an
 entity's state, written in the transaction of that change (what `yzos-jobs explain` shows).
+Indexed for an entity's trail, a candidate's, retention by age, and the user's corrections.
 
 Revision ID: 023
 Revises: 022
@@ -70,6 +71,11 @@ def upgrade() -> None:
     op.create_index("ix_decisions_entity_id_id", "decisions", ["entity_id", "id"])
     op.create_index("ix_decisions_candidate_id", "decisions", ["candidate_id"])
     op.create_index("ix_decisions_created_at", "decisions", ["created_at"])
+    # The user's corrections, newest first: the judge's worked examples (a few rows).
+    user = sa.text("call_site = 'user'")
+    op.create_index(
+        "ix_decisions_user_id", "decisions", ["id"], postgresql_where=user, sqlite_where=user
+    )
 
 
 def downgrade() -> None:

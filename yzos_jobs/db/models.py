@@ -245,6 +245,13 @@ class Decision(Base):
         Index(None, "entity_id", "id"),
         Index(None, "candidate_id"),
         Index(None, "created_at"),
+        # The user's corrections, newest first: the judge's worked examples (a few rows).
+        Index(
+            "ix_decisions_user_id",
+            "id",
+            postgresql_where=text("call_site = 'user'"),
+            sqlite_where=text("call_site = 'user'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
