@@ -218,7 +218,7 @@ def apply_decisions(
     stats.skipped = queue.release_candidates(session, owner, split.release, now)
     if not verify_ownership and written + stats.rejected + stats.skipped != len(owned):
         raise OwnershipLost
-    record_decisions(session, split.trail, now)
+    record_decisions(session, sorted(split.trail, key=lambda r: r.candidate_id or 0), now)
     return stats
 
 
