@@ -27,7 +27,6 @@ from yzos_jobs.db.engine import (
     transaction,
 )
 from yzos_jobs.entity.classifier import ClassifierError, ClassifyInput
-from yzos_jobs.entity.refs import AmbiguousRef, RefNotFound
 from yzos_jobs.importers.records import ImportPathError
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
@@ -378,6 +377,7 @@ def _reference_errors(as_json: bool) -> Iterator[None]:
     """A reference that names nothing is one line (exit 1); one that names several lists them
     and exits 2."""
     from yzos_jobs import review
+    from yzos_jobs.entity.refs import AmbiguousRef, RefNotFound
 
     try:
         yield

@@ -9,7 +9,6 @@ from sqlalchemy.orm import Session, sessionmaker
 from yzos_jobs.config import Settings
 from yzos_jobs.db.verdict_cache import VerdictCache
 from yzos_jobs.entity.classifier import AppMetadata, Classifier, CorrectionExample
-from yzos_jobs.entity.corrections import correction_examples
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.observe.app_meta import lookup_app_metadata
 
@@ -27,6 +26,8 @@ def build_classifier(
 
     def corrections() -> Sequence[CorrectionExample]:
         # One small indexed query per classify_many batch: a new correction counts at once.
+        from yzos_jobs.entity.corrections import correction_examples
+
         assert sessions is not None
         with sessions() as session:
             return correction_examples(session, max_examples)
