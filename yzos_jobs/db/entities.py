@@ -102,21 +102,26 @@ def upsert_entities(
     refs: dict[EntityKey, EntityRef] = {}
     if not ordered:
         return refs
-    aliased_keys = resolve_aliases(session, [d.key for d in ordered])
-    if aliased_keys:
-        refs.update(_refs_by_id(session, aliased_keys))
-        ordered = [d for d in ordered if d.key not in aliased_keys]
-        if not ordered:
-            return refs
+    pg = is_postgres(session)
+    if not pg:  # PostgreSQL skips aliases inside the INSERT and resolves them in the lookup
+        aliased_keys = resolve_aliases(session, [d.key for d in ordered])
+        if aliased_keys:
+            refs.update(_refs_by_id(session, aliased_keys))
+            ordered = [d for d in ordered if d.key not in aliased_keys]
+            if not ordered:
+                return refs
     rows = [{name: getattr(d, name) for name, _ in _DRAFT_COLUMNS} for d in ordered]
-    if is_postgres(session):
+    if pg:
         source, params = pg_rows(_DRAFT_COLUMNS, rows)
         names = ", ".join(n for n, _ in _DRAFT_COLUMNS)
         inserted = session.connection().execute(
             text(
                 f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
                 f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
-                f"FROM {source} ON CONFLICT (kind, normalized_name, project_key) DO NOTHING "
+                f"FROM {source} WHERE NOT EXISTS (SELECT 1 FROM entity_aliases AS a "
+                "WHERE a.kind = v.kind AND a.normalized_name = v.normalized_name "
+                "AND a.project_key = v.project_key) "
+                "ON CONFLICT (kind, normalized_name, project_key) DO NOTHING "
                 "RETURNING id, kind, normalized_name, project_key"
             ),
             {**params, "now": now},
@@ -139,13 +144,18 @@ def upsert_entities(
         refs[(kind, norm, key)] = EntityRef(eid, "active", overridden=False, created=True)
     existing = [d.key for d in ordered if d.key not in refs]
     if existing:
-        refs.update(_find_by_key(session, existing))
+        refs.update(find_entities(session, existing) if pg else _find_by_key(session, existing))
     return refs
+
+
+_KEY_COLUMNS = (("kind", "text"), ("normalized_name", "text"), ("project_key", "text"))
 
 
 def find_entities(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey, EntityRef]:
     """The entities with these keys (or that these keys are aliases of), with their status and
     whether an override pins them."""
+    if is_postgres(session):
+        return _find_pg(session, keys)
     aliased_keys = resolve_aliases(session, keys)
     refs = _refs_by_id(session, aliased_keys)
     rest = [k for k in keys if k not in aliased_keys]
@@ -168,39 +178,49 @@ def _refs_by_id(session: Session, ids: Mapping[EntityKey, int]) -> dict[EntityKe
     return {key: found[eid] for key, eid in ids.items() if eid in found}
 
 
+def _find_pg(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey, EntityRef]:
+    """PostgreSQL: entities by key and through aliases in one round trip; an alias wins."""
+    source, params = pg_rows(
+        _KEY_COLUMNS, [{"kind": k, "normalized_name": n, "project_key": p} for k, n, p in keys]
+    )
+    found = session.connection().execute(
+        text(
+            "SELECT 1 AS via_alias, v.kind, v.normalized_name, v.project_key, e.id, e.status, "
+            f"o.status FROM {source} JOIN entity_aliases AS a ON a.kind = v.kind "
+            "AND a.normalized_name = v.normalized_name AND a.project_key = v.project_key "
+            "JOIN entities AS e ON e.id = a.entity_id "
+            "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id "
+            "UNION ALL SELECT 0, e.kind, e.normalized_name, e.project_key, e.id, e.status, "
+            f"o.status FROM entities AS e JOIN {source} ON e.kind = v.kind "
+            "AND e.normalized_name = v.normalized_name AND e.project_key = v.project_key "
+            "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id ORDER BY 1"
+        ),
+        params,
+    )
+    return {
+        (kind, norm, key): EntityRef(eid, status, override is not None, created=False)
+        for _, kind, norm, key, eid, status, override in found
+    }
+
+
 def _find_by_key(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey, EntityRef]:
     refs: dict[EntityKey, EntityRef] = {}
-    if is_postgres(session):
-        source, params = pg_rows(
-            (("kind", "text"), ("normalized_name", "text"), ("project_key", "text")),
-            [{"kind": k, "normalized_name": n, "project_key": p} for k, n, p in keys],
-        )
-        found = session.connection().execute(
-            text(
-                "SELECT e.id, e.kind, e.normalized_name, e.project_key, e.status, o.status "
-                f"FROM entities AS e JOIN {source} ON e.kind = v.kind "
-                "AND e.normalized_name = v.normalized_name AND e.project_key = v.project_key "
-                "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id"
-            ),
-            params,
-        )
-    else:
-        found = (
-            row
-            for chunk in chunks(keys, 300)
-            for row in session.connection().execute(
-                select(
-                    Entity.id,
-                    Entity.kind,
-                    Entity.normalized_name,
-                    Entity.project_key,
-                    Entity.status,
-                    EntityOverride.status,
-                )
-                .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
-                .where(tuple_(Entity.kind, Entity.normalized_name, Entity.project_key).in_(chunk))
+    found = (
+        row
+        for chunk in chunks(keys, 300)
+        for row in session.connection().execute(
+            select(
+                Entity.id,
+                Entity.kind,
+                Entity.normalized_name,
+                Entity.project_key,
+                Entity.status,
+                EntityOverride.status,
             )
+            .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
+            .where(tuple_(Entity.kind, Entity.normalized_name, Entity.project_key).in_(chunk))
         )
+    )
     for eid, kind, norm, key, status, override in found:
         refs[(kind, norm, key)] = EntityRef(eid, status, override is not None, created=False)
     return refs
