@@ -31,3 +31,4 @@ bench: install
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/promote.py
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/review.py
