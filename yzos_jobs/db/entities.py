@@ -492,16 +492,6 @@ def entity_rows(session: Session, ids: Sequence[int], *, lock: bool = False) -> 
     return [EntityRow(*row) for row in session.execute(stmt)]
 
 
-def entity_by_key(session: Session, key: EntityKey) -> EntityRow | None:
-    kind, normalized, scope = key
-    row = session.execute(
-        select(*ENTITY_ROW_COLUMNS).where(
-            Entity.kind == kind, Entity.normalized_name == normalized, Entity.project_key == scope
-        )
-    ).first()
-    return EntityRow(*row) if row is not None else None
-
-
 def user_corrected(session: Session, ids: Sequence[int]) -> set[int]:
     """Which of these entities a user has corrected."""
     return set(
@@ -548,11 +538,10 @@ def correct_entity(session: Session, entity_id: int, now: datetime, **values: An
 
 
 def absorb_entity(session: Session, source: EntityRow, target: EntityRow, now: datetime) -> None:
-    """The entity-table side of a merge: tasks of the source project follow the target, the
-    target takes what it lacks (summary, project, first sighting), and the source goes."""
-    session.execute(
-        update(Entity).where(Entity.project_id == source.id).values(project_id=target.id)
-    )
+    """The entity-table side of a merge: the source project's tasks follow the target (if it is a
+    project), the target takes what it lacks (summary, project, repository), the source goes."""
+    owner = target.id if target.kind == "project" else None
+    session.execute(update(Entity).where(Entity.project_id == source.id).values(project_id=owner))
     fill: dict[str, Any] = {"updated_at": now}
     if target.summary is None and source.summary is not None:
         fill["summary"] = source.summary

@@ -76,7 +76,7 @@ class VerdictStore(Protocol):
 
 
 AppLookup = Callable[[Sequence[str]], Mapping[str, AppMetadata]]
-# The user corrections in force, newest first (read once per batch).
+# The user corrections in force, in the order the prompt shows them (read once per batch).
 CorrectionLookup = Callable[[], Sequence[CorrectionExample]]
 _T = TypeVar("_T")
 _Result = tuple[ClassifyVerdict | None, ClassifierError | None, VerdictSource]
