@@ -59,6 +59,15 @@ def _lines() -> Select[Any]:
     ).outerjoin(project, project.id == E.project_id)
 
 
+def _newest_lines(session: Session, condition: ColumnElement[bool], limit: int) -> list[EntityLine]:
+    """The most recently seen entities that meet `condition`: chosen first, and only those
+    joined to their project's name (a top-N over the table, not over a join)."""
+    recent = (E.last_seen_at.desc().nulls_last(), E.id.desc())
+    chosen = select(E.id).where(condition).order_by(*recent).limit(limit).subquery()
+    stmt = _lines().join(chosen, chosen.c.id == E.id).order_by(*recent)
+    return [EntityLine(*row) for row in session.execute(stmt)]
+
+
 def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
@@ -83,13 +92,7 @@ def list_entities(
         conditions.append(E.project_id.in_(list(project_ids)))
     if search:
         conditions.append(E.normalized_name.like(f"%{_escape_like(search)}%", escape="\\"))
-    stmt = (
-        _lines()
-        .where(and_(True, *conditions))
-        .order_by(E.last_seen_at.desc().nulls_last(), E.id.desc())
-        .limit(limit)
-    )
-    return [EntityLine(*row) for row in session.execute(stmt)]
+    return _newest_lines(session, and_(True, *conditions), limit)
 
 
 def export_entities(session: Session, *, include_archived: bool) -> Iterator[EntityLine]:
@@ -195,10 +198,4 @@ def newest_sightings(session: Session, entity_id: int, limit: int) -> list[Sight
 def tasks_of_project(session: Session, project_id: int, limit: int) -> tuple[list[EntityLine], int]:
     """A project's tasks, most recently seen first, and how many it has."""
     total = int(session.scalar(select(func.count()).where(E.project_id == project_id)) or 0)
-    rows = session.execute(
-        _lines()
-        .where(E.project_id == project_id)
-        .order_by(E.last_seen_at.desc().nulls_last(), E.id.desc())
-        .limit(limit)
-    )
-    return [EntityLine(*row) for row in rows], total
+    return _newest_lines(session, E.project_id == project_id, limit), total
