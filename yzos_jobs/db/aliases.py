@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import delete, select, text, tuple_, update
+from sqlalchemy import delete, select, text, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows, upsert_insert
@@ -36,13 +36,19 @@ def resolve_aliases(session: Session, keys: Sequence[AliasKey]) -> dict[AliasKey
             params,
         )
         return {(k, n, p): int(eid) for k, n, p, eid in rows}
-    for chunk in chunks(keys, 300):
+    # SQLite: most databases have no alias at all, which one probe tells; otherwise probe the
+    # UNIQUE key's index by kind and name, and match the scope here.
+    if session.connection().execute(select(A.id).limit(1)).first() is None:
+        return found
+    wanted = set(keys)
+    names = sorted({n for _, n, _ in wanted})
+    for chunk in chunks(names):
         rows = session.connection().execute(
             select(A.kind, A.normalized_name, A.project_key, A.entity_id).where(
-                tuple_(A.kind, A.normalized_name, A.project_key).in_(chunk)
+                A.kind.in_(ENTITY_KINDS), A.normalized_name.in_(chunk)
             )
         )
-        found.update({(k, n, p): int(eid) for k, n, p, eid in rows})
+        found.update({(k, n, p): int(eid) for k, n, p, eid in rows if (k, n, p) in wanted})
     return found
 
 

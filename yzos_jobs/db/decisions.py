@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import is_postgres, pg_rows
@@ -102,9 +102,39 @@ def record_decisions(session: Session, rows: Sequence[DecisionRow], now: datetim
             {**bound, "now": now},
         )
     else:
-        # A list of parameter sets: batched into multi-row VALUES ("insertmanyvalues").
-        session.connection().execute(insert(D), [{**p, "created_at": now} for p in params])
+        _insert_sqlite(session, rows, now)
     return len(rows)
+
+
+def _insert_sqlite(session: Session, rows: Sequence[DecisionRow], now: datetime) -> None:
+    """SQLite: one prepared INSERT run over the batch by the driver (executemany), the values
+    encoded by the columns' own types, once per batch for the shared timestamp."""
+    conn = session.connection()
+    dialect = conn.dialect
+    encode_verdict = D.__table__.c.verdict.type.dialect_impl(dialect).bind_processor(dialect)
+    encode_time = D.__table__.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
+    at = encode_time(now) if encode_time else now
+    names = [name for name, _ in _COLUMNS]
+    marks = ", ".join("?" for _ in range(len(names) + 1))
+    values = [
+        (
+            r.candidate_id,
+            r.entity_id,
+            r.call_site,
+            r.job_run_id,
+            encode_verdict(r.verdict) if encode_verdict and r.verdict is not None else r.verdict,
+            r.source,
+            r.model,
+            r.prompt_version,
+            r.latency_ms,
+            r.outcome,
+            at,
+        )
+        for r in rows
+    ]
+    conn.exec_driver_sql(
+        f"INSERT INTO decisions ({', '.join(names)}, created_at) VALUES ({marks})", values
+    )
 
 
 def decisions_of_entity(
