@@ -28,7 +28,7 @@ EXAMPLE_OUTCOMES = ("archived", "restored", "rekinded", "renamed", "merged", "co
 
 @dataclass(frozen=True)
 class DecisionRow:
-    """One decision to write."""
+    """One decision to write; its fields are exactly the columns written (see _COLUMNS)."""
 
     call_site: str
     source: str
@@ -93,9 +93,9 @@ def record_decisions(session: Session, rows: Sequence[DecisionRow], now: datetim
     """Append decisions in the caller's transaction: one statement however many rows."""
     if not rows:
         return 0
-    params = [{name: getattr(r, name) for name, _ in _COLUMNS} for r in rows]
     if is_postgres(session):
-        source, bound = pg_rows(_COLUMNS, params)
+        # A row's fields are exactly the columns: its __dict__ is the JSON object as it is.
+        source, bound = pg_rows(_COLUMNS, [r.__dict__ for r in rows])
         names = ", ".join(name for name, _ in _COLUMNS)
         session.connection().execute(
             text(f"INSERT INTO decisions ({names}, created_at) SELECT {names}, :now FROM {source}"),

@@ -42,14 +42,15 @@ def _with_detail(verdict: dict[str, Any] | None, detail: str | None) -> dict[str
     return {**(verdict or {}), "detail": detail}
 
 
-def _judged_columns(source: str, judged: ClassifyOutcome | None) -> dict[str, Any]:
+_Judged = tuple[str | None, str | None, int | None]  # model, prompt version, latency
+_NOT_JUDGED: _Judged = (None, None, None)
+
+
+def _judged_columns(source: str, judged: ClassifyOutcome | None) -> _Judged:
     if judged is None or source not in _JUDGED:
-        return {"model": None, "prompt_version": None, "latency_ms": None}
-    return {
-        "model": judged.model_id,
-        "prompt_version": judged.prompt_version,
-        "latency_ms": judged.latency_ms if source == "llm" else None,
-    }
+        return _NOT_JUDGED
+    latency = judged.latency_ms if source == "llm" else None  # a cached verdict cost nothing
+    return (judged.model_id, judged.prompt_version, latency)
 
 
 def candidate_decision(
@@ -76,15 +77,18 @@ def candidate_decision(
         asked = decision.verdict is not None or judged_source == "dry_run"
         source = judged_source if asked and judged_source else "fallback"
         verdict = decision.verdict or verdict_fields(False, None, None, decision.reason)
+    model, version, latency = _judged_columns(source, judged)
     return DecisionRow(
-        call_site=call_site,
-        source=source,
-        outcome=outcome,
-        candidate_id=item.candidate.id,
-        entity_id=entity_id,
-        verdict=_with_detail(verdict, detail),
-        job_run_id=run_id,
-        **_judged_columns(source, judged),
+        call_site,
+        source,
+        outcome,
+        item.candidate.id,
+        entity_id,
+        _with_detail(verdict, detail),
+        model,
+        version,
+        latency,
+        run_id,
     )
 
 
@@ -105,12 +109,16 @@ def judged_decision(
     """The row of an entity a verdict wrote (session triage, the purge)."""
     assert judged.verdict is not None
     source = judged.source or "llm"
+    model, version, latency = _judged_columns(source, judged)
     return DecisionRow(
-        call_site=call_site,
-        source=source,
-        outcome=outcome,
-        entity_id=entity_id,
-        verdict=_with_detail(judged.verdict.model_dump(), detail),
-        job_run_id=run_id,
-        **_judged_columns(source, judged),
+        call_site,
+        source,
+        outcome,
+        None,
+        entity_id,
+        _with_detail(judged.verdict.model_dump(), detail),
+        model,
+        version,
+        latency,
+        run_id,
     )
