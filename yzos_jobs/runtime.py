@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import Settings
 from yzos_jobs.db.verdict_cache import VerdictCache
-from yzos_jobs.entity.classifier import AppMetadata, Classifier, CorrectionExample
+from yzos_jobs.entity.classifier import AppMetadata, Classifier
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.observe.app_meta import lookup_app_metadata
 
@@ -22,20 +22,15 @@ def build_classifier(
         assert sessions is not None
         return lookup_app_metadata(sessions, bundle_ids)
 
-    max_examples = settings.llm.max_correction_examples
-
-    def corrections() -> Sequence[CorrectionExample]:
-        # One small indexed query per classify_many batch: a new correction counts at once.
-        from yzos_jobs.entity.corrections import correction_examples
-
-        assert sessions is not None
-        with sessions() as session:
-            return correction_examples(session, max_examples)
+    # Loaded here, not at start-up: the correction machinery is only needed once a judge is.
+    from yzos_jobs.entity.corrections import correction_lookup
 
     return Classifier(
         profile,
         api_key=settings.llm_api_key(),
         cache=VerdictCache(sessions, profile.cache_ttl_s) if sessions and use_cache else None,
         app_lookup=app_lookup if sessions else None,
-        corrections=corrections if sessions and max_examples else None,
+        corrections=correction_lookup(sessions, settings.llm.max_correction_examples)
+        if sessions
+        else None,
     )

@@ -279,6 +279,21 @@ def _requeue(
 _VERDICT_FIELDS = tuple(ClassifyVerdict.model_fields)
 
 
+def correction_lookup(
+    sessions: sessionmaker[Session], limit: int
+) -> Callable[[], list[CorrectionExample]] | None:
+    """The judge's source of worked examples: one small indexed query per classify_many batch,
+    so a new correction counts from the next batch on. None when no example is wanted."""
+    if limit <= 0:
+        return None
+
+    def lookup() -> list[CorrectionExample]:
+        with sessions() as session:
+            return correction_examples(session, limit)
+
+    return lookup
+
+
 def correction_examples(session: Session, limit: int) -> list[CorrectionExample]:
     """The most recent user corrections that say what something is, oldest first (the newest
     closest to the candidate), as the judge's worked examples."""
