@@ -46,7 +46,7 @@ BASELINE = [
               'active', 0.5, 'dry_run', now(), 0, now(), now(), created_at
        FROM entity_candidates WHERE status = 'claimed'
        ORDER BY suggested_kind, lower(raw_text), created_at
-       ON CONFLICT (kind, normalized_name) DO NOTHING""",
+       ON CONFLICT (kind, normalized_name, project_key) DO NOTHING""",
     """INSERT INTO entity_sightings
        (entity_id, source_kind, source_id, summary, seen_at, fingerprint)
        SELECT e.id, c.source_kind, c.source_id, c.surrounding_text, c.created_at,

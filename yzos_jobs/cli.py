@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +30,7 @@ from yzos_jobs.db.engine import (
 from yzos_jobs.entity.classifier import ClassifierError, ClassifyInput
 from yzos_jobs.importers.records import ImportPathError
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.logging import configure_logging, get_logger
 from yzos_jobs.maintain.jobs import JOB_ALIASES, JOBS
 from yzos_jobs.maintain.runner import run_job
@@ -369,6 +372,185 @@ def status_cmd(app: AppContext, as_json: bool, check: bool) -> None:
             click.echo(f"yzos-jobs: check: {problem}", err=True)
         if report["problems"]:
             raise SystemExit(EXIT_FAILURE)
+
+
+# -- review: list, inspect, explain, correct, export -------------------------------------------
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@contextmanager
+def _reference_errors(as_json: bool) -> Iterator[None]:
+    """A reference that names nothing is one line (exit 1); one that names several lists them
+    and exits 2."""
+    from yzos_jobs import review
+    from yzos_jobs.entity.refs import AmbiguousRef, RefNotFound
+
+    try:
+        yield
+    except RefNotFound as exc:
+        _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
+    except AmbiguousRef as exc:
+        report = review.ambiguity_report(exc)
+        if as_json:
+            _print_json(report)
+        else:
+            review.render_matches(report, sys.stdout)
+        _fail(click.get_current_context(), str(exc), EXIT_USAGE)
+
+
+@cli.command("entities")
+@click.option("--kind", type=click.Choice(ENTITY_KINDS), help="Only entities of this kind.")
+@click.option("--status", type=click.Choice(["active", "archived"]), help="Only this status.")
+@click.option("--project", metavar="P", help="Only the tasks of project P (a name or e:ID).")
+@click.option("--search", metavar="TEXT", help="Only names containing TEXT (any case).")
+@click.option(
+    "--limit", type=click.IntRange(1, 100_000), default=50, show_default=True, help="Lines shown."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the entities as JSON.")
+@pass_app
+def entities_cmd(
+    app: AppContext,
+    kind: str | None,
+    status: str | None,
+    project: str | None,
+    search: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
+    """List entities, most recently seen first: name, kind, project, sightings, first and last
+    seen, source of the last verdict."""
+    from yzos_jobs import review
+
+    with app.session_factory() as session, _reference_errors(as_json):
+        lines = review.entities_report(
+            session, kind=kind, status=status, project=project, search=search, limit=limit
+        )
+    if as_json:
+        _print_json(lines)
+    else:
+        review.render_entities(lines, sys.stdout)
+
+
+@cli.command("show")
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
+@pass_app
+def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
+    """Show an entity (its newest sightings, its tasks if a project, its decisions) or a
+    candidate. REF: a name, e:ID (entity) or c:ID (candidate)."""
+    from yzos_jobs import review
+    from yzos_jobs.entity.refs import resolve
+
+    with app.session_factory() as session, _reference_errors(as_json):
+        report = review.show_report(session, resolve(session, ref))
+    if as_json:
+        _print_json(report)
+    else:
+        review.render_show(report, sys.stdout)
+
+
+@cli.command("explain")
+@click.argument("ref")
+@click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
+@pass_app
+def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
+    """The chain of decisions that led to an entity's or a candidate's state, each with its
+    reason, source and model. REF: a name, e:ID or c:ID."""
+    from yzos_jobs import review
+    from yzos_jobs.entity.refs import resolve
+
+    with app.session_factory() as session, _reference_errors(as_json):
+        report = review.explain_report(session, resolve(session, ref))
+    if as_json:
+        _print_json(report)
+    else:
+        review.render_explain(report, sys.stdout)
+
+
+
+
+@cli.command("correct")
+@click.argument("ref")
+@click.option("--not-entity", is_flag=True, help="It is not an entity: archive it for good.")
+@click.option("--kind", type=click.Choice(ENTITY_KINDS), help="It is an entity of kind K.")
+@click.option("--rename", metavar="NEW", help="Its name is NEW.")
+@click.option("--merge-into", metavar="OTHER", help="It is the entity OTHER (name, e:ID).")
+@click.option("--restore", is_flag=True, help="Bring an archived entity back.")
+@click.option("--requeue", is_flag=True, help="Put a rejected candidate back to pending.")
+@click.option("--reason", metavar="TEXT", help="Why; kept with the correction.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+def correct_cmd(
+    app: AppContext,
+    ref: str,
+    not_entity: bool,
+    kind: str | None,
+    rename: str | None,
+    merge_into: str | None,
+    restore: bool,
+    requeue: bool,
+    reason: str | None,
+    as_json: bool,
+) -> None:
+    """Correct an entity or a candidate (REF: a name, e:ID or c:ID). Final: the purge never
+    re-judges it and later sightings never undo it; recent corrections teach the judge."""
+    from yzos_jobs.entity.corrections import CorrectionRefused, correct
+
+    given = {
+        "not_entity": not_entity or None,
+        "kind": kind,
+        "rename": rename,
+        "merge_into": merge_into,
+        "restore": restore or None,
+        "requeue": requeue or None,
+    }
+    chosen = [(name, value) for name, value in given.items() if value is not None]
+    if len(chosen) != 1:
+        raise click.UsageError(
+            "give exactly one of --not-entity, --kind, --rename, --merge-into, --restore, "
+            "--requeue"
+        )
+    action, value = chosen[0]
+    cache_keys = build_classifier(app.settings, app.session_factory).cache_keys
+    with _reference_errors(as_json):
+        try:
+            done = correct(
+                app.session_factory,
+                ref,
+                action,  # type: ignore[arg-type]
+                value if isinstance(value, str) else None,
+                reason,
+                cache_keys,
+            )
+        except CorrectionRefused as exc:
+            _fail(click.get_current_context(), str(exc), EXIT_USAGE)
+            return
+    if as_json:
+        _print_json(done.as_dict())
+    else:
+        click.echo(done.message)
+
+
+@cli.command("export")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv"]),
+    default="jsonl",
+    show_default=True,
+    help="JSON lines or CSV (with a header).",
+)
+@click.option("--include-archived", is_flag=True, help="Archived entities too.")
+@pass_app
+def export_cmd(app: AppContext, fmt: str, include_archived: bool) -> None:
+    """Export entities with kind, project, sighting count, first and last seen, to stdout."""
+    from yzos_jobs import review
+
+    with app.session_factory() as session:
+        review.export(session, sys.stdout, fmt, include_archived)
 
 
 def main() -> None:

@@ -34,6 +34,8 @@ class JobContext:
     progress: Callable[[int], None] | None = None
     # Called with the total amount of work when a job knows it.
     total: Callable[[int], None] | None = None
+    # The job_runs row this work runs under (named in the decision trail); None outside a job.
+    run_id: int | None = None
 
     def advance(self, n: int) -> None:
         if self.progress is not None and n:

@@ -23,9 +23,15 @@ def build_classifier(
         assert sessions is not None
         return lookup_app_metadata(sessions, bundle_ids)
 
+    # Loaded here, not at start-up: the correction machinery is only needed once a judge is.
+    from yzos_jobs.entity.corrections import correction_lookup
+
     return Classifier(
         profile,
         api_key=settings.llm_api_key(),
         cache=VerdictCache(sessions, profile.cache_ttl_s) if sessions and use_cache else None,
         app_lookup=app_lookup if sessions else None,
+        corrections=correction_lookup(sessions, settings.llm.max_correction_examples)
+        if sessions
+        else None,
     )

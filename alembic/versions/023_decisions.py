@@ -1,5 +1,6 @@
 """The decision trail: one row per verdict that changed or confirmed a candidate's or an
 entity's state, written in the transaction of that change (what `yzos-jobs explain` shows).
+Indexed for an entity's trail, a candidate's, retention by age, and the user's corrections.
 
 Revision ID: 023
 Revises: 022
@@ -37,6 +38,9 @@ def _in(column: str, values: tuple[str, ...]) -> str:
 
 
 def upgrade() -> None:
+    # No foreign keys on candidate_id, entity_id, job_run_id: the trail is an append-only log
+    # written for every decided candidate, where checking references would cost more than
+    # writing the row (a merge moves an entity's rows before the entity goes).
     op.create_table(
         "decisions",
         sa.Column("id", BigId, primary_key=True, autoincrement=True),
@@ -52,24 +56,20 @@ def upgrade() -> None:
         sa.Column("outcome", sa.String(32)),
         sa.Column("created_at", Ts, nullable=False),
         sa.PrimaryKeyConstraint("id", name="pk_decisions"),
-        sa.ForeignKeyConstraint(
-            ["candidate_id"],
-            ["entity_candidates.id"],
-            ondelete="CASCADE",
-            name="fk_decisions_candidate_id_entity_candidates",
-        ),
-        sa.ForeignKeyConstraint(
-            ["entity_id"],
-            ["entities.id"],
-            ondelete="SET NULL",
-            name="fk_decisions_entity_id_entities",
-        ),
         sa.CheckConstraint(_in("call_site", CALL_SITES), name="ck_decisions_call_site"),
         sa.CheckConstraint(_in("source", SOURCES), name="ck_decisions_source"),
     )
     op.create_index("ix_decisions_entity_id_id", "decisions", ["entity_id", "id"])
     op.create_index("ix_decisions_candidate_id", "decisions", ["candidate_id"])
-    op.create_index("ix_decisions_created_at", "decisions", ["created_at"])
+    # Rows arrive in time order: on PostgreSQL a BRIN index serves retention almost for free.
+    op.create_index(
+        "ix_decisions_created_at", "decisions", ["created_at"], postgresql_using="brin"
+    )
+    # The user's corrections, newest first: the judge's worked examples (a few rows).
+    user = sa.text("call_site = 'user'")
+    op.create_index(
+        "ix_decisions_user_id", "decisions", ["id"], postgresql_where=user, sqlite_where=user
+    )
 
 
 def downgrade() -> None:

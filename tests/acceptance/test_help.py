@@ -24,6 +24,8 @@ def test_every_command_has_help(tmp_path) -> None:
     assert (
         ("once",) in paths and ("import", "claude-code") in paths and ("db", "downgrade") in paths
     )
+    review = {("entities",), ("show",), ("explain",), ("correct",), ("export",)}
+    assert review <= set(paths)
     for path in paths:
         result = runner.invoke(
             cli, [*path, "--help"], env={"YZOS_DATABASE_URL": "sqlite:///:memory:"}

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from yzos_jobs.config import Settings
 from yzos_jobs.db.engine import create_db_engine, make_session_factory, transaction
-from yzos_jobs.db.models import Entity, EntityCandidate, EntitySighting
+from yzos_jobs.db.models import Decision, Entity, EntityCandidate, EntitySighting
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.runtime import build_classifier
@@ -77,3 +77,9 @@ def sighting_count(ctx: JobContext, entity_id: int | None = None) -> int:
         if entity_id is not None:
             q = q.where(EntitySighting.entity_id == entity_id)
         return int(s.scalar(q) or 0)
+
+
+def decisions(ctx: JobContext) -> list[Decision]:
+    """The decision trail, in the order it was written."""
+    with ctx.sessions() as s:
+        return list(s.scalars(select(Decision).order_by(Decision.id)))

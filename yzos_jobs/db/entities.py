@@ -1,8 +1,12 @@
-"""Entities and their overrides: create (one per (kind, normalized_name)), look up, fill in, keep
-or archive after a re-judgement, and the purge's selection.
+"""Entities and their overrides: create (one per (kind, normalized_name, project_key)), look up
+(through name aliases), fill in, keep, re-kind or archive after a re-judgement, the purge's
+selection, and the writes of a user's correction.
 
 Creation relies on the UNIQUE key: two daemons promoting the same name get one entity, the second
-INSERT … ON CONFLICT DO NOTHING finds the first one's row.
+INSERT … ON CONFLICT DO NOTHING finds the first one's row. A key that is an alias (a name merged
+away, renamed or re-kinded) is never created again: it resolves to the entity it points to.
+
+A user's correction is final: the purge's writes leave an entity with a user override alone.
 """
 
 from __future__ import annotations
@@ -13,9 +17,21 @@ from datetime import datetime
 from typing import Any
 
 from blake3 import blake3
-from sqlalchemy import bindparam, case, func, select, text, tuple_, update
+from sqlalchemy import (
+    ColumnElement,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    select,
+    text,
+    tuple_,
+    update,
+)
 from sqlalchemy.orm import Session, aliased
 
+from yzos_jobs.db.aliases import resolve_aliases
 from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows, upsert_insert
 from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
 
@@ -23,6 +39,8 @@ EntityKey = tuple[str, str, str]  # (kind, normalized_name, project_key)
 
 # Verdicts that were not a model's judgement; the purge re-judges these first.
 UNJUDGED_SOURCES = ("dry_run", "fallback")
+# entity_overrides.set_by of a user's correction (final for every job).
+USER = "user"
 
 
 def project_key(normalized_path: str | None) -> str:
@@ -78,20 +96,32 @@ _DRAFT_COLUMNS = (
 def upsert_entities(
     session: Session, drafts: Sequence[EntityDraft], now: datetime
 ) -> dict[EntityKey, EntityRef]:
-    """Create the entities that do not exist yet, then read back the keys that already existed."""
+    """Create the entities that do not exist yet, then read back the keys that already existed;
+    a key that is an alias resolves to its entity and is not created."""
     ordered = sorted(drafts, key=lambda d: d.key)  # one lock order across daemons
     refs: dict[EntityKey, EntityRef] = {}
     if not ordered:
         return refs
+    pg = is_postgres(session)
+    if not pg:  # PostgreSQL skips aliases inside the INSERT and resolves them in the lookup
+        aliased_keys = resolve_aliases(session, [d.key for d in ordered])
+        if aliased_keys:
+            refs.update(_refs_by_id(session, aliased_keys))
+            ordered = [d for d in ordered if d.key not in aliased_keys]
+            if not ordered:
+                return refs
     rows = [{name: getattr(d, name) for name, _ in _DRAFT_COLUMNS} for d in ordered]
-    if is_postgres(session):
+    if pg:
         source, params = pg_rows(_DRAFT_COLUMNS, rows)
         names = ", ".join(n for n, _ in _DRAFT_COLUMNS)
         inserted = session.connection().execute(
             text(
                 f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
                 f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
-                f"FROM {source} ON CONFLICT (kind, normalized_name, project_key) DO NOTHING "
+                f"FROM {source} WHERE NOT EXISTS (SELECT 1 FROM entity_aliases AS a "
+                "WHERE a.kind = v.kind AND a.normalized_name = v.normalized_name "
+                "AND a.project_key = v.project_key) "
+                "ON CONFLICT (kind, normalized_name, project_key) DO NOTHING "
                 "RETURNING id, kind, normalized_name, project_key"
             ),
             {**params, "now": now},
@@ -114,44 +144,83 @@ def upsert_entities(
         refs[(kind, norm, key)] = EntityRef(eid, "active", overridden=False, created=True)
     existing = [d.key for d in ordered if d.key not in refs]
     if existing:
-        refs.update(find_entities(session, existing))
+        refs.update(find_entities(session, existing) if pg else _find_by_key(session, existing))
     return refs
 
 
+_KEY_COLUMNS = (("kind", "text"), ("normalized_name", "text"), ("project_key", "text"))
+
+
 def find_entities(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey, EntityRef]:
-    """The entities with these keys, with their status and whether an override pins them."""
-    refs: dict[EntityKey, EntityRef] = {}
+    """The entities with these keys (or that these keys are aliases of), with their status and
+    whether an override pins them."""
     if is_postgres(session):
-        source, params = pg_rows(
-            (("kind", "text"), ("normalized_name", "text"), ("project_key", "text")),
-            [{"kind": k, "normalized_name": n, "project_key": p} for k, n, p in keys],
-        )
-        found = session.connection().execute(
-            text(
-                "SELECT e.id, e.kind, e.normalized_name, e.project_key, e.status, o.status "
-                f"FROM entities AS e JOIN {source} ON e.kind = v.kind "
-                "AND e.normalized_name = v.normalized_name AND e.project_key = v.project_key "
-                "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id"
-            ),
-            params,
-        )
-    else:
-        found = (
-            row
-            for chunk in chunks(keys, 300)
-            for row in session.connection().execute(
-                select(
-                    Entity.id,
-                    Entity.kind,
-                    Entity.normalized_name,
-                    Entity.project_key,
-                    Entity.status,
-                    EntityOverride.status,
-                )
-                .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
-                .where(tuple_(Entity.kind, Entity.normalized_name, Entity.project_key).in_(chunk))
+        return _find_pg(session, keys)
+    aliased_keys = resolve_aliases(session, keys)
+    refs = _refs_by_id(session, aliased_keys)
+    rest = [k for k in keys if k not in aliased_keys]
+    if rest:
+        refs.update(_find_by_key(session, rest))
+    return refs
+
+
+def _refs_by_id(session: Session, ids: Mapping[EntityKey, int]) -> dict[EntityKey, EntityRef]:
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(Entity.id, Entity.status, EntityOverride.status)
+        .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
+        .where(Entity.id.in_(sorted(set(ids.values()))))
+    )
+    found = {
+        eid: EntityRef(eid, status, override is not None, False) for eid, status, override in rows
+    }
+    return {key: found[eid] for key, eid in ids.items() if eid in found}
+
+
+def _find_pg(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey, EntityRef]:
+    """PostgreSQL: entities by key and through aliases in one round trip; an alias wins."""
+    source, params = pg_rows(
+        _KEY_COLUMNS, [{"kind": k, "normalized_name": n, "project_key": p} for k, n, p in keys]
+    )
+    found = session.connection().execute(
+        text(
+            "SELECT 1 AS via_alias, v.kind, v.normalized_name, v.project_key, e.id, e.status, "
+            f"o.status FROM {source} JOIN entity_aliases AS a ON a.kind = v.kind "
+            "AND a.normalized_name = v.normalized_name AND a.project_key = v.project_key "
+            "JOIN entities AS e ON e.id = a.entity_id "
+            "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id "
+            "UNION ALL SELECT 0, e.kind, e.normalized_name, e.project_key, e.id, e.status, "
+            f"o.status FROM entities AS e JOIN {source} ON e.kind = v.kind "
+            "AND e.normalized_name = v.normalized_name AND e.project_key = v.project_key "
+            "LEFT JOIN entity_overrides AS o ON o.entity_id = e.id ORDER BY 1"
+        ),
+        params,
+    )
+    return {
+        (kind, norm, key): EntityRef(eid, status, override is not None, created=False)
+        for _, kind, norm, key, eid, status, override in found
+    }
+
+
+def _find_by_key(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey, EntityRef]:
+    refs: dict[EntityKey, EntityRef] = {}
+    found = (
+        row
+        for chunk in chunks(keys, 300)
+        for row in session.connection().execute(
+            select(
+                Entity.id,
+                Entity.kind,
+                Entity.normalized_name,
+                Entity.project_key,
+                Entity.status,
+                EntityOverride.status,
             )
+            .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
+            .where(tuple_(Entity.kind, Entity.normalized_name, Entity.project_key).in_(chunk))
         )
+    )
     for eid, kind, norm, key, status, override in found:
         refs[(kind, norm, key)] = EntityRef(eid, status, override is not None, created=False)
     return refs
@@ -235,6 +304,12 @@ class EntityToJudge:
     display_name: str
     summary: str | None
     okf: dict[str, Any] | None
+    normalized_name: str = ""
+    project_key: str = ""
+
+    @property
+    def key(self) -> EntityKey:
+        return (self.kind, self.normalized_name, self.project_key)
 
 
 def entities_to_rejudge(
@@ -250,7 +325,15 @@ def entities_to_rejudge(
         Entity.id,
     ]
     stmt = (
-        select(Entity.id, Entity.kind, Entity.display_name, Entity.summary, Entity.okf)
+        select(
+            Entity.id,
+            Entity.kind,
+            Entity.display_name,
+            Entity.summary,
+            Entity.okf,
+            Entity.normalized_name,
+            Entity.project_key,
+        )
         .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
         .where(
             Entity.status == "active",
@@ -301,19 +384,32 @@ class Rejudged:
         }
 
 
+def _not_user_corrected() -> ColumnElement[bool]:
+    """No user override on the entity: a job's re-judgement never overwrites a user's word."""
+    return ~exists().where(EntityOverride.entity_id == Entity.id, EntityOverride.set_by == USER)
+
+
 def keep_entity(
     session: Session,
     entity_id: int,
     rejudged: Rejudged,
     okf: dict[str, Any],
     summary: str | None = None,
+    new_key: EntityKey | None = None,
 ) -> bool:
-    """Record a re-judgement that keeps an active entity (and its refreshed summary)."""
+    """Record a re-judgement that keeps an active entity (and its refreshed summary); with
+    `new_key`, under another kind (and the scope that kind has)."""
     values = {**rejudged.values(), "okf": okf}
     if summary is not None:
         values["summary"] = summary
+    if new_key is not None:
+        values["kind"], _, values["project_key"] = new_key
+        if new_key[0] != "task":
+            values["project_id"] = None
     result = session.execute(
-        update(Entity).where(Entity.id == entity_id, Entity.status == "active").values(values)
+        update(Entity)
+        .where(Entity.id == entity_id, Entity.status == "active", _not_user_corrected())
+        .values(values)
     )
     return bool(result.rowcount)
 
@@ -324,7 +420,7 @@ def archive_entity(
     """Archive an active entity for good: status archived plus an entity_overrides row."""
     result = session.execute(
         update(Entity)
-        .where(Entity.id == entity_id, Entity.status == "active")
+        .where(Entity.id == entity_id, Entity.status == "active", _not_user_corrected())
         .values(status="archived", **rejudged.values())
     )
     if not result.rowcount:
@@ -352,3 +448,116 @@ def count_by_kind_and_status(session: Session) -> dict[str, dict[str, int]]:
     ):
         counts.setdefault(status, {})[kind] = int(n)
     return counts
+
+
+# -- the writes of corrections and merges ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EntityRow:
+    """An entity as a correction or a review command reads it."""
+
+    id: int
+    kind: str
+    display_name: str
+    normalized_name: str
+    status: str
+    summary: str | None
+    project_path: str | None
+    project_key: str
+    project_id: int | None
+    confidence: float | None
+    verdict_source: str | None
+    classified_model: str | None
+    classified_at: datetime | None
+    sighting_count: int
+    first_seen_at: datetime | None
+    last_seen_at: datetime | None
+    created_at: datetime
+
+    @property
+    def key(self) -> EntityKey:
+        return (self.kind, self.normalized_name, self.project_key)
+
+
+ENTITY_ROW_COLUMNS = tuple(getattr(Entity, name) for name in EntityRow.__dataclass_fields__)
+
+
+def entity_rows(session: Session, ids: Sequence[int], *, lock: bool = False) -> list[EntityRow]:
+    """These entities, in id order; `lock`: held (FOR UPDATE on PostgreSQL) until the end of the
+    transaction, so a correction and a job do not write the same entity at once."""
+    stmt = select(*ENTITY_ROW_COLUMNS).where(Entity.id.in_(list(ids))).order_by(Entity.id)
+    if lock:
+        stmt = stmt.with_for_update(of=Entity)
+    return [EntityRow(*row) for row in session.execute(stmt)]
+
+
+def user_corrected(session: Session, ids: Sequence[int]) -> set[int]:
+    """Which of these entities a user has corrected."""
+    return set(
+        session.scalars(
+            select(EntityOverride.entity_id).where(
+                EntityOverride.entity_id.in_(list(ids)), EntityOverride.set_by == USER
+            )
+        )
+    )
+
+
+def set_user_override(
+    session: Session, entity_id: int, status: str, reason: str | None, now: datetime
+) -> None:
+    """The user's word on an entity's status; it replaces whatever a job recorded."""
+    stmt = upsert_insert(session, EntityOverride).values(
+        entity_id=entity_id, status=status, reason=reason, set_by=USER, created_at=now
+    )
+    session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["entity_id"],
+            set_={"status": status, "reason": reason, "set_by": USER, "created_at": now},
+        )
+    )
+
+
+def correct_entity(session: Session, entity_id: int, now: datetime, **values: Any) -> None:
+    """Write a user's correction onto an entity: the given columns, and the verdict columns
+    that say a user decided."""
+    if "kind" in values and values["kind"] != "task":
+        values.setdefault("project_id", None)
+    session.execute(
+        update(Entity)
+        .where(Entity.id == entity_id)
+        .values(
+            verdict_source=USER,
+            classified_model=None,
+            confidence=1.0,
+            classified_at=now,
+            updated_at=now,
+            **values,
+        )
+    )
+
+
+def absorb_entity(session: Session, source: EntityRow, target: EntityRow, now: datetime) -> None:
+    """The entity-table side of a merge: the source project's tasks follow the target (if it is a
+    project), the target takes what it lacks (summary, project, repository), the source goes."""
+    owner = target.id if target.kind == "project" else None
+    session.execute(update(Entity).where(Entity.project_id == source.id).values(project_id=owner))
+    fill: dict[str, Any] = {"updated_at": now}
+    if target.summary is None and source.summary is not None:
+        fill["summary"] = source.summary
+    if target.kind == "task" and target.project_id is None and source.project_id != target.id:
+        fill["project_id"] = source.project_id
+    if target.kind == "project" and target.project_path is None:
+        fill["project_path"] = source.project_path
+    session.execute(update(Entity).where(Entity.id == target.id).values(fill))
+    session.execute(delete(Entity).where(Entity.id == source.id))
+
+
+def projects_named(session: Session, normalized_name: str) -> list[int]:
+    return list(
+        session.scalars(
+            select(Entity.id).where(
+                Entity.kind == "project", Entity.normalized_name == normalized_name
+            )
+        )
+    )

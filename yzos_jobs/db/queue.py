@@ -271,3 +271,30 @@ def _finish_pg(
 def count_by_status(session: Session) -> dict[str, int]:
     rows = session.execute(select(C.status, func.count()).group_by(C.status))
     return {status: int(n) for status, n in rows}
+
+
+def relink_candidates(session: Session, from_entity: int, to_entity: int) -> int:
+    """A merge: candidates that named the source entity name the target."""
+    result = session.connection().execute(
+        update(C).where(C.entity_id == from_entity).values(entity_id=to_entity)
+    )
+    return int(result.rowcount or 0)
+
+
+def requeue_candidate(session: Session, candidate_id: int, now: datetime) -> bool:
+    """A user's correction: a rejected candidate goes back to the queue with fresh attempts (its
+    earlier verdict stays in the decision trail)."""
+    result = session.connection().execute(
+        update(C)
+        .where(C.id == candidate_id, C.status == "rejected")
+        .values(
+            status="pending",
+            attempts=0,
+            entity_id=None,
+            verdict=None,
+            reject_reason=None,
+            decided_at=None,
+            updated_at=now,
+        )
+    )
+    return bool(result.rowcount)

@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from blake3 import blake3
-from sqlalchemy import bindparam, case, text, update
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, case, delete, func, select, text, update
+from sqlalchemy.orm import Session, aliased
 
 from yzos_jobs.db.dialect import is_postgres, pg_rows, upsert_insert
 from yzos_jobs.db.models import Entity, EntitySighting
@@ -154,3 +154,34 @@ def _count_sightings(session: Session, inserted: dict[int, list[datetime]]) -> N
         for eid, times in sorted(inserted.items())
     ]
     session.connection().execute(stmt, params)
+
+
+def move_sightings(session: Session, from_entity: int, to_entity: int) -> None:
+    """A merge: the source entity's sightings go to the target, except those the target already
+    has (same source and fingerprint), which collapse into the target's; then the target's count
+    and first/last seen are recounted from its rows, so the count stays equal to the rows."""
+    S = EntitySighting
+    twin = aliased(EntitySighting)
+    has_twin = (
+        select(twin.id)
+        .where(
+            twin.entity_id == to_entity,
+            twin.source_kind == S.source_kind,
+            twin.source_id == S.source_id,
+            twin.fingerprint == S.fingerprint,
+        )
+        .exists()
+    )
+    session.connection().execute(
+        update(S).where(S.entity_id == from_entity, ~has_twin).values(entity_id=to_entity)
+    )
+    session.connection().execute(delete(S).where(S.entity_id == from_entity))
+    counted = select(func.count(), func.min(S.seen_at), func.max(S.seen_at)).where(
+        S.entity_id == to_entity
+    )
+    n, first, last = session.execute(counted).one()
+    session.connection().execute(
+        update(Entity)
+        .where(Entity.id == to_entity)
+        .values(sighting_count=int(n), first_seen_at=first, last_seen_at=last)
+    )

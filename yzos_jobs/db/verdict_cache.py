@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -77,4 +77,15 @@ class VerdictCache:
 def delete_expired_verdicts(session: Session, now: datetime) -> int:
     """Drop cached verdicts past their TTL (they are never served anyway)."""
     result = session.execute(delete(VerdictCacheRow).where(VerdictCacheRow.expires_at <= now))
+    return int(result.rowcount or 0)
+
+
+def forget_verdicts(session: Session, hashes: Sequence[str]) -> int:
+    """Drop the cached verdicts of these inputs under every model and prompt version (a user
+    asked for a new judgement)."""
+    if not hashes:
+        return 0
+    result = session.execute(
+        delete(VerdictCacheRow).where(VerdictCacheRow.input_hash.in_(list(hashes)))
+    )
     return int(result.rowcount or 0)

@@ -120,11 +120,12 @@ def decide(
     )
 
 
-def blocked_by_terminal_state(entity_id: int, status: str, overridden: bool) -> str | None:
-    """Terminal states are irreversible for the jobs: a candidate naming an archived entity, or
-    one an override pins, does not join it (its sighting still counts). Returns the reason."""
-    if status == "archived" or overridden:
-        return f"entity {entity_id} is {status} by override"
+def blocked_by_terminal_state(entity_id: int, status: str) -> str | None:
+    """Terminal states are irreversible for the jobs: a candidate naming an archived entity does
+    not join it (its sighting still counts). An active entity takes the candidate, even one an
+    override pins (a user restored or corrected it). Returns the reason."""
+    if status == "archived":
+        return f"entity {entity_id} is archived by override"
     return None
 
 
@@ -137,11 +138,14 @@ class Prepared:
     key: tuple[str, str, str] = ("", "", "")  # (kind, normalized_name, project_key) of a Promote
     summary: str | None = None
     fingerprint: str = ""
+    judged: ClassifyOutcome | None = None  # what the classifier said (None: not asked)
 
 
-def prepare(candidate: ClaimedCandidate, decision: Decision) -> Prepared:
+def prepare(
+    candidate: ClaimedCandidate, decision: Decision, judged: ClassifyOutcome | None = None
+) -> Prepared:
     if not isinstance(decision, Promote):
-        return Prepared(candidate, decision)
+        return Prepared(candidate, decision, judged=judged)
     summary = meaningful_summary(candidate.surrounding_text)
     return Prepared(
         candidate,
@@ -149,6 +153,7 @@ def prepare(candidate: ClaimedCandidate, decision: Decision) -> Prepared:
         (decision.kind, normalize_name(decision.display_name), scope_key(decision.kind, candidate)),
         summary,
         fingerprint(candidate.source_id, summary),
+        judged,
     )
 
 

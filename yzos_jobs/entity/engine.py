@@ -11,6 +11,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.decisions import record_decisions
 from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.entities import (
     EntityDraft,
@@ -23,6 +24,7 @@ from yzos_jobs.db.sightings import Sighting, add_sightings
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.entity.decisions import display_name, meaningful_summary, normalize_name
+from yzos_jobs.entity.trail import judged_decision
 from yzos_jobs.entity.updater import update_existing
 from yzos_jobs.inference.types import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
@@ -159,6 +161,19 @@ def _add_sighting(
     )
 
 
+def _record(
+    session: Session,
+    call_site: str,
+    entity_id: int,
+    created: bool,
+    outcome: ClassifyOutcome,
+    run_id: int | None,
+) -> None:
+    """The proposal's row in the decision trail, in the transaction that wrote it."""
+    row = judged_decision(call_site, outcome, "created" if created else "merged", entity_id, run_id)
+    record_decisions(session, [row], utcnow())
+
+
 def merge_or_create_project(
     session: Session,
     project: TriageProject,
@@ -166,6 +181,7 @@ def merge_or_create_project(
     at: tuple[str, datetime],
     markers: Sequence[str],
     stats: TriageStats,
+    run_id: int | None = None,
 ) -> None:
     """A judged project proposal: an existing project with the same normalised path, else the
     same name, else a new project (with its path)."""
@@ -175,14 +191,16 @@ def merge_or_create_project(
     plausible = p.path and noise_filter.is_plausible_project_path(p.path, markers)
     normalized = noise_filter.normalize_project_path(p.path) if p.path else None
     entity_id = project_by_path(session, normalized) if plausible and normalized else None
+    created = False
     if entity_id is not None:
         stats.merged += 1
     else:
         verdict_kind = outcome.verdict.kind if outcome.verdict else None
-        entity_id, _ = _merge_or_create_entity(
+        entity_id, created = _merge_or_create_entity(
             session, verdict_kind or "project", p, outcome, at, stats, normalized
         )
     _add_sighting(session, entity_id, p, at, stats)
+    _record(session, "merge_or_create_project", entity_id, created, outcome, run_id)
 
 
 def merge_or_create_task(
@@ -191,6 +209,7 @@ def merge_or_create_task(
     outcome: ClassifyOutcome,
     at: tuple[str, datetime],
     stats: TriageStats,
+    run_id: int | None = None,
 ) -> None:
     """A judged task proposal: merged into the task of that name, or created (with its
     project's name)."""
@@ -202,6 +221,7 @@ def merge_or_create_task(
     if created and kind == "task" and p.project:
         set_entity_details(session, entity_id, okf={"project": p.project})
     _add_sighting(session, entity_id, p, at, stats)
+    _record(session, "merge_or_create_task", entity_id, created, outcome, run_id)
 
 
 def _merge_or_create_person(
@@ -228,6 +248,7 @@ class JudgedTriage:
     outcomes: list[ClassifyOutcome]
     seen_at: datetime
     usage: ClassifierUsage
+    run_id: int | None = None  # the job run it is written under, for the decision trail
 
 
 def judge_triage(
@@ -242,7 +263,9 @@ def judge_triage(
     if not items:
         return JudgedTriage(session_id, items, [], seen_at or utcnow(), ClassifierUsage())
     result = ctx.classifier.classify_many([_input(_proposal(i), session_id) for i in items])
-    return JudgedTriage(session_id, items, result.outcomes, seen_at or utcnow(), result.usage)
+    return JudgedTriage(
+        session_id, items, result.outcomes, seen_at or utcnow(), result.usage, ctx.run_id
+    )
 
 
 def write_triage(session: Session, judged: JudgedTriage, markers: Sequence[str]) -> TriageStats:
@@ -251,9 +274,9 @@ def write_triage(session: Session, judged: JudgedTriage, markers: Sequence[str])
     sid, at = judged.session_id, (judged.session_id, judged.seen_at)
     for item, outcome in zip(judged.items, judged.outcomes, strict=True):
         if isinstance(item, TriageProject):
-            merge_or_create_project(session, item, outcome, at, markers, stats)
+            merge_or_create_project(session, item, outcome, at, markers, stats, judged.run_id)
         elif isinstance(item, TriageTask):
-            merge_or_create_task(session, item, outcome, at, stats)
+            merge_or_create_task(session, item, outcome, at, stats, judged.run_id)
         else:
             _merge_or_create_person(session, item, outcome, at, stats)
     if stats.skipped:

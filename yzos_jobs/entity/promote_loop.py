@@ -52,10 +52,12 @@ def promote_pending(
     *,
     source_ids: Sequence[str] | None = None,
     max_attempts: int | None = None,
+    call_site: str = "promote_candidate",
 ) -> PromoteRun:
     """The promote loop, shared by `entity_promote` and session end: claim a batch, judge it,
     write it, until none is left (or a stop is asked for). Two stages: while one batch is
-    written, the next is claimed and judged."""
+    written, the next is claimed and judged. `call_site` names the writes in the decision trail
+    (promote_candidate, apply_entities)."""
     cfg = ctx.settings.jobs.entity_promote
     run = PromoteRun(PromoteStats(), ClassifierUsage())
     with transaction(ctx.sessions) as s:
@@ -95,7 +97,7 @@ def promote_pending(
             run.usage += judged.usage
             if writing is not None:
                 collect(writing)
-            writing = writer.submit(write_decisions, ctx, judged)
+            writing = writer.submit(write_decisions, ctx, judged, call_site)
         if writing is not None:
             collect(writing)
     return run

@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db import queue
+from yzos_jobs.db.decisions import DecisionRow, record_decisions
 from yzos_jobs.db.engine import run_in_transaction
 from yzos_jobs.db.leases import LeaseKeeper
 from yzos_jobs.db.queue import ClaimedCandidate, FinishedCandidate
@@ -33,6 +34,7 @@ from yzos_jobs.entity.decisions import (
     entity_drafts,
     prepare,
 )
+from yzos_jobs.entity.trail import candidate_decision
 from yzos_jobs.inference.types import ClassifierUsage, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
 
@@ -76,7 +78,7 @@ def promote_candidate(
     with keeper if ask else nullcontext():
         result = ctx.classifier.classify_many([candidate_input(c) for c in ask])
     by_id: dict[int, ClassifyOutcome] = dict(zip((c.id for c in ask), result.outcomes, strict=True))
-    decisions = [prepare(c, decide(c, by_id.get(c.id), on_failure)) for c in batch]
+    decisions = [prepare(c, decide(c, by_id.get(c.id), on_failure), by_id.get(c.id)) for c in batch]
     failed = sum(o.error is not None for o in result.outcomes)
     return JudgedBatch(decisions, failed, result.usage)
 
@@ -109,16 +111,27 @@ class OwnershipLost(Exception):
 
 @dataclass
 class _Split:
+    call_site: str
+    run_id: int | None
     promote: list[Prepared] = field(default_factory=list)
     finished: list[FinishedCandidate] = field(default_factory=list)  # promoted
     rejected: list[FinishedCandidate] = field(default_factory=list)
     release: list[int] = field(default_factory=list)
     sightings: list[Sighting] = field(default_factory=list)
     summaries: dict[int, str] = field(default_factory=dict)
+    trail: list[DecisionRow] = field(default_factory=list)  # one per promoted or rejected
+
+    def record(
+        self, item: Prepared, outcome: str, entity_id: int | None, detail: str | None = None
+    ) -> None:
+        self.trail.append(
+            candidate_decision(self.call_site, item, outcome, entity_id, self.run_id, detail)
+        )
 
 
-def _split(decisions: Sequence[Prepared], owned: set[int], stats: PromoteStats) -> _Split:
-    split = _Split()
+def _split(
+    split: _Split, decisions: Sequence[Prepared], owned: set[int], stats: PromoteStats
+) -> None:
     for item in decisions:
         candidate, decision = item.candidate, item.decision
         if candidate.id not in owned:
@@ -128,16 +141,16 @@ def _split(decisions: Sequence[Prepared], owned: set[int], stats: PromoteStats) 
         elif isinstance(decision, Reject):
             verdict, reason = decision.verdict, decision.reason
             split.rejected.append(FinishedCandidate(candidate.id, None, verdict, reason))
+            split.record(item, "rejected", None)
         else:
             split.release.append(candidate.id)
-    return split
 
 
 def _link(
     split: _Split, refs: dict[entity_db.EntityKey, entity_db.EntityRef], stats: PromoteStats
 ) -> None:
     """Tie each promotion to its entity: a sighting always; the candidate promoted, unless the
-    entity is archived or pinned by an override (then rejected, with the entity named)."""
+    entity is archived (then rejected, with the entity named)."""
     counted_new: set[int] = set()
     for item in split.promote:
         candidate, p = item.candidate, item.decision
@@ -155,18 +168,21 @@ def _link(
         )
         if item.summary and not ref.created:
             split.summaries.setdefault(ref.id, item.summary)
-        reason = blocked_by_terminal_state(ref.id, ref.status, ref.overridden)
+        reason = blocked_by_terminal_state(ref.id, ref.status)
         if reason is not None:
             # The knowledge base already decided: the sighting counts, nothing else changes.
             split.rejected.append(FinishedCandidate(candidate.id, ref.id, p.verdict, reason))
+            split.record(item, "rejected", ref.id, reason)
             continue
         split.finished.append(FinishedCandidate(candidate.id, ref.id, p.verdict))
         stats.fallback += p.verdict_source == "fallback"
         if ref.created and ref.id not in counted_new:
             counted_new.add(ref.id)
             stats.promoted += 1
+            split.record(item, "promoted", ref.id)
         else:
             stats.merged += 1
+            split.record(item, "merged", ref.id)
 
 
 def apply_decisions(
@@ -176,8 +192,11 @@ def apply_decisions(
     now: datetime,
     *,
     verify_ownership: bool = True,
+    call_site: str = "promote_candidate",
+    run_id: int | None = None,
 ) -> PromoteStats:
-    """Write one batch of decisions in the caller's transaction.
+    """Write one batch of decisions in the caller's transaction, each promoted, merged or
+    rejected candidate with its row in the decision trail (a release writes none).
 
     verify_ownership: lock the rows this owner still holds first and write only those. Without
     it (the optimistic path), every final UPDATE still names the owner, and OwnershipLost is
@@ -185,7 +204,8 @@ def apply_decisions(
     stats = PromoteStats()
     ids = [p.candidate.id for p in decisions]
     owned = queue.lock_owned(session, owner, ids, now) if verify_ownership else set(ids)
-    split = _split(decisions, owned, stats)
+    split = _Split(call_site, run_id)
+    _split(split, decisions, owned, stats)
     refs = entity_db.upsert_entities(session, entity_drafts(split.promote), now)
     _link(split, refs, stats)
     entity_db.link_tasks_to_projects(
@@ -198,11 +218,14 @@ def apply_decisions(
     stats.skipped = queue.release_candidates(session, owner, split.release, now)
     if not verify_ownership and written + stats.rejected + stats.skipped != len(owned):
         raise OwnershipLost
+    record_decisions(session, sorted(split.trail, key=lambda r: r.candidate_id or 0), now)
     return stats
 
 
-def write_decisions(ctx: JobContext, judged: JudgedBatch) -> PromoteStats:
-    """Write a judged batch in one transaction."""
+def write_decisions(
+    ctx: JobContext, judged: JudgedBatch, call_site: str = "promote_candidate"
+) -> PromoteStats:
+    """Write a judged batch in one transaction; `call_site` names it in the decision trail."""
     # PostgreSQL writes optimistically (no row locks first) and redoes the batch with locks in
     # the rare case a lease was lost meanwhile; SQLite's single writer makes the check free.
     optimistic = ctx.concurrent_writers
@@ -211,12 +234,21 @@ def write_decisions(ctx: JobContext, judged: JudgedBatch) -> PromoteStats:
         stats = run_in_transaction(
             ctx.sessions,
             lambda s: apply_decisions(
-                s, ctx.owner, decisions, utcnow(), verify_ownership=not optimistic
+                s,
+                ctx.owner,
+                decisions,
+                utcnow(),
+                verify_ownership=not optimistic,
+                call_site=call_site,
+                run_id=ctx.run_id,
             ),
         )
     except OwnershipLost:
         stats = run_in_transaction(
-            ctx.sessions, lambda s: apply_decisions(s, ctx.owner, decisions, utcnow())
+            ctx.sessions,
+            lambda s: apply_decisions(
+                s, ctx.owner, decisions, utcnow(), call_site=call_site, run_id=ctx.run_id
+            ),
         )
     stats.failed = judged.failed
     ctx.advance(len(decisions))

@@ -58,6 +58,20 @@ class ClassifyOutcome:
     error: ClassifierError | None
     source: VerdictSource | None
     model_id: str | None
+    # The prompt version the verdict was asked (or cached) under, and how long asking took.
+    prompt_version: str | None = None
+    latency_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class CorrectionExample:
+    """A user's correction, shown to the judge as a worked example: what was observed (as the
+    judge saw it) and the verdict the user gave."""
+
+    raw_text: str
+    suggested_kind: str | None
+    surrounding_text: str | None
+    verdict: ClassifyVerdict
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,19 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import entities as entity_db
+from yzos_jobs.db.decisions import DecisionRow, delete_decisions_before, record_decisions
 from yzos_jobs.db.engine import run_in_transaction, transaction
 from yzos_jobs.db.queue import count_by_status, reclaim_expired
 from yzos_jobs.db.runs import prune_runs
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.db.verdict_cache import delete_expired_verdicts
 from yzos_jobs.entity.decisions import meaningful_summary
+from yzos_jobs.entity.merge import merge_entities, remember_old_key, scope_for
 from yzos_jobs.entity.promote_loop import promote_pending
+from yzos_jobs.entity.trail import judged_decision
 from yzos_jobs.inference.types import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.kinds import is_entity_kind
 from yzos_jobs.logging import get_logger
 
 log = get_logger(__name__)
@@ -53,6 +57,7 @@ def run_entity_promote(ctx: JobContext) -> JobStats:
 class PurgeStats:
     judged: int = 0
     kept: int = 0
+    rekinded: int = 0  # real, of another kind: moved to it (merged if that entity exists)
     archived: int = 0
     failed: int = 0
     summaries: int = 0
@@ -72,15 +77,69 @@ def _rejudge_input(entity: entity_db.EntityToJudge, summary: str | None) -> Clas
     )
 
 
+@dataclass(frozen=True)
+class _Kept:
+    """What keeping a real entity did: its outcome in the trail, the entity it now is."""
+
+    outcome: str  # kept | rekinded | merged
+    entity_id: int
+    detail: str | None = None
+
+
+def _keep(
+    session: Session,
+    entity: entity_db.EntityToJudge,
+    kind: str | None,
+    rejudged: entity_db.Rejudged,
+    okf: dict[str, Any],
+    summary: str | None,
+    set_by: str,
+) -> _Kept | None:
+    """Keep a real entity; one judged real with another entity kind moves to that kind (merged
+    into the entity of that kind and name if there is one, left as it is if that one is
+    archived). None: the entity changed meanwhile (a user corrected or archived it)."""
+    now = rejudged.classified_at
+    if kind == entity.kind or not is_entity_kind(kind):
+        kept = entity_db.keep_entity(session, entity.id, rejudged, okf, summary)
+        return _Kept("kept", entity.id) if kept else None
+    assert kind is not None
+    new_key = (kind, entity.normalized_name, scope_for(kind, entity.project_key))
+    found = entity_db.find_entities(session, [new_key]).get(new_key)
+    if found is None or found.id == entity.id:
+        if not entity_db.keep_entity(session, entity.id, rejudged, okf, summary, new_key):
+            return None
+        remember_old_key(session, entity.id, entity.key, new_key, set_by, now)
+        return _Kept("rekinded", entity.id, f"kind {entity.kind} -> {kind}")
+    if found.status != "active":
+        kept = entity_db.keep_entity(session, entity.id, rejudged, okf, summary)
+        detail = f"judged a {kind}, but the {kind} of that name (entity {found.id}) is archived"
+        return _Kept("kept", entity.id, detail) if kept else None
+    rows = {r.id: r for r in entity_db.entity_rows(session, [entity.id, found.id], lock=True)}
+    source, target = rows.get(entity.id), rows.get(found.id)
+    if source is None or target is None or entity_db.user_corrected(session, [entity.id]):
+        return None
+    merge_entities(session, source, target, set_by, now)
+    detail = f"{entity.kind} {entity.display_name!r} (entity {entity.id}) merged as a {kind}"
+    return _Kept("merged", target.id, detail)
+
+
 def _write_purge(
     session: Session,
-    owner: str,
+    ctx: JobContext,
     entities: list[entity_db.EntityToJudge],
     outcomes: list[ClassifyOutcome],
     summaries: dict[int, str],
 ) -> PurgeStats:
     stats = PurgeStats()
     now = utcnow()
+    set_by = f"entity_purge_v06@{ctx.owner}"
+    trail: list[DecisionRow] = []
+
+    def record(outcome: ClassifyOutcome, what: str, entity_id: int, detail: str | None) -> None:
+        trail.append(
+            judged_decision("entity_purge_v06", outcome, what, entity_id, ctx.run_id, detail)
+        )
+
     for entity, outcome in zip(entities, outcomes, strict=True):
         if outcome.verdict is None:
             stats.failed += 1  # the entity keeps its state
@@ -93,13 +152,18 @@ def _write_purge(
             okf["classification"] = {"kind": v.kind, "reason": v.reason, "model": outcome.model_id}
             summary = summaries.get(entity.id)
             fresh = summary if summary and summary != entity.summary else None
-            if entity_db.keep_entity(session, entity.id, rejudged, okf, fresh):
-                stats.kept += 1
-                stats.summaries += fresh is not None
+            kept = _keep(session, entity, v.kind, rejudged, okf, fresh, set_by)
+            if kept is not None:
+                stats.kept += kept.outcome == "kept"
+                stats.rekinded += kept.outcome != "kept"
+                stats.summaries += fresh is not None and kept.outcome != "merged"
+                record(outcome, kept.outcome, kept.entity_id, kept.detail)
             continue
         reason = f"{v.kind}: {v.reason}"[:1000]
-        set_by = f"entity_purge_v06@{owner}"
-        stats.archived += entity_db.archive_entity(session, entity.id, rejudged, reason, set_by)
+        if entity_db.archive_entity(session, entity.id, rejudged, reason, set_by):
+            stats.archived += 1
+            record(outcome, "archived", entity.id, None)
+    record_decisions(session, trail, now)
     return stats
 
 
@@ -107,12 +171,20 @@ RUN_HISTORY = timedelta(days=7)
 
 
 def _housekeeping(ctx: JobContext) -> JobStats:
-    """Once per purge: expired cached verdicts and week-old run rows go."""
+    """Once per purge: expired cached verdicts, week-old run rows and decisions older than
+    `decisions.retention_days` (0: kept) go; the user's own corrections stay."""
     now = utcnow()
+    retention_days = ctx.settings.decisions.retention_days
     with transaction(ctx.sessions) as s:
+        pruned = (
+            delete_decisions_before(s, now - timedelta(days=retention_days))
+            if retention_days
+            else 0
+        )
         return {
             "cache_expired": delete_expired_verdicts(s, now),
             "runs_pruned": prune_runs(s, now - RUN_HISTORY),
+            "decisions_pruned": pruned,
         }
 
 
@@ -132,7 +204,7 @@ def _rejudge_batch(
     outcomes = classified.outcomes
     failed_ids.update(e.id for e, o in zip(entities, outcomes, strict=True) if o.error)
     written = run_in_transaction(
-        ctx.sessions, lambda s: _write_purge(s, ctx.owner, entities, outcomes, summaries)
+        ctx.sessions, lambda s: _write_purge(s, ctx, entities, outcomes, summaries)
     )
     ctx.advance(len(entities))
     return written, classified.usage, all(o.error for o in outcomes)

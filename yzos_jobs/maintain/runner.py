@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from yzos_jobs.db.types import utcnow
@@ -35,6 +35,7 @@ def run_job(ctx: JobContext, job: str, slot: str | None = None) -> RunResult:
         log.info("job slot taken by another daemon", job=name, slot=slot, owner=ctx.owner)
         return RunResult(name, slot, "skipped")
     started = time.monotonic()
+    ctx = replace(ctx, run_id=handle.id)
     log.info("job started", job=name, slot=slot, owner=ctx.owner)
     try:
         with runs.keep_alive(ctx.sessions, handle, lease_s):

@@ -19,7 +19,7 @@ def apply_entities(ctx: JobContext, session_ids: str | Sequence[str]) -> Promote
     """Inline promote of the pending candidates of one session (or of several that ended
     together); a classifier failure leaves them pending."""
     ids = [session_ids] if isinstance(session_ids, str) else list(session_ids)
-    return promote_pending(ctx, "release", source_ids=ids).stats
+    return promote_pending(ctx, "release", source_ids=ids, call_site="apply_entities").stats
 
 
 def process_session_end(

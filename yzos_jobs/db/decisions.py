@@ -1,0 +1,196 @@
+"""The decision trail: every statement on `decisions`.
+
+A row records one verdict that changed or confirmed a candidate's or an entity's state, and is
+written in the transaction of that change (by the promote loop, session triage, the purge and
+user corrections). Written set-based, one statement per batch; read by `explain` and `show`;
+pruned by the purge's housekeeping, except the user's own corrections, which are the judge's
+worked examples and are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.orm import Session
+
+from yzos_jobs.db.dialect import is_postgres, pg_rows
+from yzos_jobs.db.models import Decision
+
+D = Decision
+
+# User outcomes that carry a verdict the judge can learn from (a requeue asks, it does not say).
+EXAMPLE_OUTCOMES = ("archived", "restored", "rekinded", "renamed", "merged", "confirmed")
+
+
+@dataclass(frozen=True)
+class DecisionRow:
+    """One decision to write; its fields are exactly the columns written (see _COLUMNS)."""
+
+    call_site: str
+    source: str
+    outcome: str
+    candidate_id: int | None = None
+    entity_id: int | None = None
+    verdict: dict[str, Any] | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+    latency_ms: int | None = None
+    job_run_id: int | None = None
+
+
+@dataclass(frozen=True)
+class DecisionView:
+    """One decision as `explain` and `show` read it."""
+
+    id: int
+    candidate_id: int | None
+    entity_id: int | None
+    call_site: str
+    job_run_id: int | None
+    verdict: dict[str, Any] | None
+    source: str
+    model: str | None
+    prompt_version: str | None
+    latency_ms: int | None
+    outcome: str | None
+    created_at: datetime
+
+
+_COLUMNS = (
+    ("candidate_id", "bigint"),
+    ("entity_id", "bigint"),
+    ("call_site", "text"),
+    ("job_run_id", "bigint"),
+    ("verdict", "jsonb"),
+    ("source", "text"),
+    ("model", "text"),
+    ("prompt_version", "text"),
+    ("latency_ms", "int"),
+    ("outcome", "text"),
+)
+
+_VIEW_COLUMNS = (
+    D.id,
+    D.candidate_id,
+    D.entity_id,
+    D.call_site,
+    D.job_run_id,
+    D.verdict,
+    D.source,
+    D.model,
+    D.prompt_version,
+    D.latency_ms,
+    D.outcome,
+    D.created_at,
+)
+
+
+def record_decisions(session: Session, rows: Sequence[DecisionRow], now: datetime) -> int:
+    """Append decisions in the caller's transaction: one statement however many rows."""
+    if not rows:
+        return 0
+    if is_postgres(session):
+        # A row's fields are exactly the columns: its __dict__ is the JSON object as it is.
+        source, bound = pg_rows(_COLUMNS, [r.__dict__ for r in rows])
+        names = ", ".join(name for name, _ in _COLUMNS)
+        session.connection().execute(
+            text(f"INSERT INTO decisions ({names}, created_at) SELECT {names}, :now FROM {source}"),
+            {**bound, "now": now},
+        )
+    else:
+        _insert_sqlite(session, rows, now)
+    return len(rows)
+
+
+def _insert_sqlite(session: Session, rows: Sequence[DecisionRow], now: datetime) -> None:
+    """SQLite: one prepared INSERT run over the batch by the driver (executemany), the values
+    encoded by the columns' own types, once per batch for the shared timestamp."""
+    conn = session.connection()
+    dialect = conn.dialect
+    encode_verdict = D.__table__.c.verdict.type.dialect_impl(dialect).bind_processor(dialect)
+    encode_time = D.__table__.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
+    at = encode_time(now) if encode_time else now
+    names = [name for name, _ in _COLUMNS]
+    marks = ", ".join("?" for _ in range(len(names) + 1))
+    values = [
+        (
+            r.candidate_id,
+            r.entity_id,
+            r.call_site,
+            r.job_run_id,
+            encode_verdict(r.verdict) if encode_verdict and r.verdict is not None else r.verdict,
+            r.source,
+            r.model,
+            r.prompt_version,
+            r.latency_ms,
+            r.outcome,
+            at,
+        )
+        for r in rows
+    ]
+    conn.exec_driver_sql(
+        f"INSERT INTO decisions ({', '.join(names)}, created_at) VALUES ({marks})", values
+    )
+
+
+def decisions_of_entity(
+    session: Session, entity_id: int, limit: int
+) -> tuple[list[DecisionView], int]:
+    """The entity's newest `limit` decisions in the order they were made, with the first one
+    ever (how it began) in front when it is older than those; and how many there are."""
+    total = int(session.scalar(select(func.count()).where(D.entity_id == entity_id)) or 0)
+    newest = [
+        DecisionView(*row)
+        for row in session.execute(
+            select(*_VIEW_COLUMNS)
+            .where(D.entity_id == entity_id)
+            .order_by(D.id.desc())
+            .limit(limit)
+        )
+    ]
+    newest.reverse()
+    if total > len(newest) and limit > 0:
+        first = session.execute(
+            select(*_VIEW_COLUMNS).where(D.entity_id == entity_id).order_by(D.id).limit(1)
+        ).first()
+        if first is not None:
+            newest.insert(0, DecisionView(*first))
+    return newest, total
+
+
+def decisions_of_candidate(session: Session, candidate_id: int) -> list[DecisionView]:
+    rows = session.execute(
+        select(*_VIEW_COLUMNS).where(D.candidate_id == candidate_id).order_by(D.id)
+    )
+    return [DecisionView(*row) for row in rows]
+
+
+def recent_user_corrections(session: Session, limit: int) -> list[dict[str, Any]]:
+    """The verdicts of the most recent user corrections that say something, newest first."""
+    if limit <= 0:
+        return []
+    rows = session.scalars(
+        select(D.verdict)
+        .where(D.call_site == "user", D.outcome.in_(EXAMPLE_OUTCOMES))
+        .order_by(D.id.desc())
+        .limit(limit)
+    )
+    return [v for v in rows if isinstance(v, dict)]
+
+
+def move_decisions(session: Session, from_entity: int, to_entity: int) -> int:
+    """An entity merged into another takes its trail along."""
+    result = session.execute(
+        update(D).where(D.entity_id == from_entity).values(entity_id=to_entity)
+    )
+    return int(result.rowcount or 0)
+
+
+def delete_decisions_before(session: Session, cutoff: datetime) -> int:
+    """Retention: decisions older than `cutoff` go, the user's corrections stay."""
+    result = session.execute(delete(D).where(D.created_at < cutoff, D.call_site != "user"))
+    return int(result.rowcount or 0)
