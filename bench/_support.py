@@ -27,7 +27,7 @@ def llm_double_process(latency: float, slots: int, responder: str = "suggested")
         [
             sys.executable,
             "-m",
-            "tests.support.openai_double",
+            "yzos_jobs.testing",
             "--latency",
             str(latency),
             "--slots",

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.support.cli import REPO, cli_env, run_cli
-from tests.support.openai_double import OpenAIDouble, Status, candidate_of, verdict
+from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 DATASET = REPO / "datasets" / "classifier_eval.jsonl"
 

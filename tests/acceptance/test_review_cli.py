@@ -11,8 +11,8 @@ import pytest
 
 from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx
-from tests.support.openai_double import OpenAIDouble, candidate_of, verdict
 from yzos_jobs.maintain.jobs import run_entity_promote
+from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
 REPO_A, REPO_B, REPO_C = "/Users/me/Code/yzos-core", "/Users/me/Code/api", "/Users/me/Code/b/api"
 

@@ -18,7 +18,11 @@ import pytest
 from tests.adversarial.llm_env import llm_cli_env
 from tests.support.cli import run_cli
 from tests.support.llm import make_classifier
-from tests.support.openai_double import (
+from yzos_jobs.config import LoggingSettings
+from yzos_jobs.entity.classifier import ClassifyInput, LlmFailed, LlmInvalidOutput, LlmTimeout
+from yzos_jobs.inference.fields import FIELD_MAX_CHARS
+from yzos_jobs.logging import configure_logging, get_logger
+from yzos_jobs.testing import (
     Body,
     Cut,
     Drip,
@@ -31,10 +35,6 @@ from tests.support.openai_double import (
     nested,
     verdict,
 )
-from yzos_jobs.config import LoggingSettings
-from yzos_jobs.entity.classifier import ClassifyInput, LlmFailed, LlmInvalidOutput, LlmTimeout
-from yzos_jobs.inference.fields import FIELD_MAX_CHARS
-from yzos_jobs.logging import configure_logging, get_logger
 
 pytestmark = pytest.mark.adversarial
 

@@ -14,7 +14,9 @@ from sqlalchemy import select
 from tests.adversarial.llm_env import llm_cli_env
 from tests.support.cli import run_cli
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx
-from tests.support.openai_double import (
+from yzos_jobs.db.models import Base, VerdictCacheRow
+from yzos_jobs.inference.fields import FIELD_MAX_CHARS
+from yzos_jobs.testing import (
     Body,
     OpenAIDouble,
     Raw,
@@ -24,8 +26,6 @@ from tests.support.openai_double import (
     nested,
     verdict,
 )
-from yzos_jobs.db.models import Base, VerdictCacheRow
-from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 
 pytestmark = pytest.mark.adversarial
 

@@ -9,16 +9,6 @@ import time
 import pytest
 
 from tests.support.llm import make_classifier
-from tests.support.openai_double import (
-    Hang,
-    OpenAIDouble,
-    Raw,
-    Refusal,
-    Status,
-    by_category,
-    candidate_of,
-    verdict,
-)
 from yzos_jobs.config import Settings
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
 from yzos_jobs.db.engine import transaction
@@ -32,6 +22,16 @@ from yzos_jobs.entity.classifier import (
 from yzos_jobs.inference.errors import LlmRefused
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
+from yzos_jobs.testing import (
+    Hang,
+    OpenAIDouble,
+    Raw,
+    Refusal,
+    Status,
+    by_category,
+    candidate_of,
+    verdict,
+)
 
 CURSOR = ClassifyInput(
     raw_text="Cursor",

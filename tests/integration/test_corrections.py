@@ -17,7 +17,6 @@ from tests.support.jobs import (
     make_ctx,
     sighting_count,
 )
-from tests.support.openai_double import OpenAIDouble, candidate_of, verdict
 from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.models import Entity, EntityOverride
 from yzos_jobs.entity.classifier import ClassifyInput
@@ -25,6 +24,7 @@ from yzos_jobs.entity.corrections import correct
 from yzos_jobs.entity.refs import resolve
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
+from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
 
 def _seed(db_url: str, *rows: dict) -> JobContext:

@@ -12,8 +12,8 @@ from sqlalchemy import func, select, text
 
 from tests.support.daemons import start_daemon, stop, wait_for, write_config
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
-from tests.support.openai_double import OpenAIDouble, candidate_of, verdict
 from yzos_jobs.db.models import EntityCandidate, JobRun
+from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -19,7 +19,6 @@ from tests.support.jobs import (
     make_ctx,
     sighting_count,
 )
-from tests.support.openai_double import OpenAIDouble, Status, candidate_of, verdict
 from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.models import Decision, EntityOverride, JobRun
 from yzos_jobs.db.types import utcnow
@@ -29,6 +28,7 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.maintain.runner import run_job
 from yzos_jobs.supply.pipeline import process_session_end
+from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 
 def _judge(body):

@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.jobs import candidates, entities, make_ctx
-from tests.support.openai_double import OpenAIDouble, candidate_of, verdict
 from yzos_jobs.db.models import EntityCandidate, ImporterSeen
+from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

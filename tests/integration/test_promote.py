@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
-from tests.support.openai_double import OpenAIDouble, Status, candidate_of, verdict
 from yzos_jobs.maintain.jobs import run_entity_promote
+from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 
 def test_real_verdict_promotes_and_app_is_rejected_for_good(db_url: str) -> None:

@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx
-from tests.support.openai_double import OpenAIDouble, candidate_of, verdict
 from yzos_jobs.db.models import EntityCandidate
+from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -12,9 +12,9 @@ from tests.support.jobs import (
     make_ctx,
     sighting_count,
 )
-from tests.support.openai_double import OpenAIDouble, Status, candidate_of, verdict
 from yzos_jobs.db.models import EntityOverride
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
+from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 
 def _seed_dry_run(db_url: str, *names: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
-from tests.support.openai_double import OpenAIDouble, Status, candidate_of, verdict
 from yzos_jobs.entity.engine import (
     SessionTriage,
     TriagePerson,
@@ -12,6 +11,7 @@ from yzos_jobs.entity.engine import (
     apply_session_triage,
 )
 from yzos_jobs.supply.pipeline import process_session_end
+from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 
 def test_triage_creates_then_merges_a_project_by_path(db_url: str) -> None:

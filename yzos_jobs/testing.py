@@ -1,11 +1,13 @@
-"""A real HTTP server on loopback that speaks the OpenAI Chat Completions protocol.
+"""The test double shipped with the package: a real HTTP server on loopback that speaks the OpenAI
+Chat Completions protocol.
 
-It is the network peer the classifier talks to in tests and benchmarks, reached through the real
-`openai` client. A responder decides each answer from the request body: a verdict dict (sent as the
-message content), a raw content string, or one of the failure shapes below. It records every
-request and the highest number of requests it was serving at once.
+It is the network peer the classifier talks to in tests, benchmarks and demos, reached through
+the real `openai` client (nothing is patched). A responder decides each answer from the request
+body: a verdict dict (sent as the message content), a raw content string, or one of the failure
+shapes below. It records every request and the highest number of requests it was serving at
+once.
 
-Run as a process: `python -m tests.support.openai_double --latency 0.1 --slots 16` prints the base
+Run as a process: `python -m yzos_jobs.testing --latency 0.1 --slots 16` prints the base
 URL on stdout, then serves until killed.
 """
 
