@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import Settings
 from yzos_jobs.db.engine import has_concurrent_writers
+from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.types import Judge
 
 
@@ -36,6 +37,9 @@ class JobContext:
     total: Callable[[int], None] | None = None
     # The job_runs row this work runs under (named in the decision trail); None outside a job.
     run_id: int | None = None
+    # The run's circuit breaker: once the endpoint is taken for dead, the rest of the run fails
+    # fast (set per run by the runner; None: each batch has one of its own).
+    breaker: CircuitBreaker | None = None
 
     def advance(self, n: int) -> None:
         if self.progress is not None and n:

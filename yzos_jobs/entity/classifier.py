@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,6 +21,7 @@ from blake3 import blake3
 from pydantic import ValidationError
 
 from yzos_jobs.entity.decisions import display_name as normalize_display_name
+from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.client import build_client, chat
 from yzos_jobs.inference.errors import (
     ClassifierError,
@@ -33,6 +33,7 @@ from yzos_jobs.inference.errors import (
 from yzos_jobs.inference.fields import clean_field, one_line
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.redact import mask_url_credentials
+from yzos_jobs.inference.replies import encode_data, extract_json
 from yzos_jobs.inference.scheduler import InferenceScheduler
 from yzos_jobs.inference.schema import verdict_json_schema
 from yzos_jobs.inference.types import (
@@ -183,21 +184,11 @@ def _prompt_data(inp: ClassifyInput, context_chars: int) -> dict[str, Any]:
     }
 
 
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def _encode_data(data: Mapping[str, Any]) -> str:
-    # "<" is escaped so no candidate text can close the <candidate> block early; a lone
-    # surrogate (undecodable input) cannot be sent as UTF-8 and is shown as U+FFFD.
-    text = json.dumps(data, ensure_ascii=False, indent=1).replace("<", "\\u003c")
-    return _LONE_SURROGATE.sub("\ufffd", text)
-
-
 def build_prompt(
     inp: ClassifyInput, context_chars: int = 600, system: str = SYSTEM_PROMPT
 ) -> list[dict[str, str]]:
     """The static rules first (so servers can reuse their prompt cache), then the candidate."""
-    data = _encode_data(_prompt_data(inp, context_chars))
+    data = encode_data(_prompt_data(inp, context_chars))
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": _USER_TEMPLATE.format(data=data)},
@@ -240,7 +231,7 @@ def render_corrections(examples: Sequence[CorrectionExample]) -> str:
             "suggested_kind": ex.suggested_kind,
             "surrounding_text": context,
         }
-        data = _encode_data({"candidate": candidate, "answer": ex.verdict.model_dump()})
+        data = encode_data({"candidate": candidate, "answer": ex.verdict.model_dump()})
         blocks.append(f"<correction>\n{data}\n</correction>")
     return _CORRECTIONS_HEADER + "\n".join(blocks) + "\n" if blocks else ""
 
@@ -255,30 +246,9 @@ def prompt_for(examples: Sequence[CorrectionExample]) -> Prompt:
     return Prompt(SYSTEM_PROMPT + corrections, f"{PROMPT_VERSION}-c{digest}")
 
 
-_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-
-
-def _extract_json(text: str) -> Any:
-    text = _THINK_BLOCK.sub("", text).strip()
-    fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    start = text.find("{")
-    if start < 0:
-        raise LlmInvalidOutput("reply holds no JSON object")
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text[start:])
-    except json.JSONDecodeError as exc:
-        raise LlmInvalidOutput(f"malformed JSON: {exc.msg}") from None
-    except RecursionError:
-        raise LlmInvalidOutput("JSON nested too deeply") from None
-    return value
-
-
 def parse_verdict(text: str) -> ClassifyVerdict:
     """Validate a reply client-side, whatever the server claimed, and enforce the invariants."""
-    data = _extract_json(text)
+    data = extract_json(text)
     if not isinstance(data, dict):
         raise LlmInvalidOutput("reply is not a JSON object")
     try:
@@ -337,26 +307,6 @@ def dry_run_verdict(inp: ClassifyInput) -> ClassifyVerdict:
     )
 
 
-class _Breaker:
-    """Opens after `threshold` consecutive transport failures; the rest of the batch fails fast."""
-
-    def __init__(self, threshold: int) -> None:
-        self.threshold = threshold
-        self.consecutive = 0
-        self._lock = threading.Lock()
-
-    @property
-    def open(self) -> bool:
-        return self.consecutive >= self.threshold
-
-    def record(self, error: ClassifierError | None) -> None:
-        with self._lock:
-            if error is None or isinstance(error, LlmInvalidOutput):
-                self.consecutive = 0  # the endpoint answered
-            else:
-                self.consecutive += 1
-
-
 class _Tally:
     """Counts one classify_many call's work across its worker threads."""
 
@@ -395,6 +345,7 @@ class Classifier:
         self._prompt_memo: tuple[tuple[CorrectionExample, ...], Prompt] | None = None
         self._api_key = api_key
         self._client = client
+        self._slots = threading.BoundedSemaphore(profile.max_concurrency)
 
     @property
     def client(self) -> OpenAI:
@@ -413,9 +364,12 @@ class Classifier:
         assert outcome.verdict is not None
         return outcome.verdict
 
-    def classify_many(self, inputs: Sequence[ClassifyInput]) -> Classified:
+    def classify_many(
+        self, inputs: Sequence[ClassifyInput], breaker: CircuitBreaker | None = None
+    ) -> Classified:
         """Judge a batch: identical inputs asked once, cached verdicts served, the rest asked with
-        bounded concurrency. Returns every input's outcome, in order, with what it cost."""
+        bounded concurrency. Returns every input's outcome, in order, with what it cost.
+        `breaker`: the job run's circuit breaker (a batch of its own when none is given)."""
         started = time.monotonic()
         model_id = self.scheduler.active_model_id()
         if model_id is None:
@@ -423,45 +377,34 @@ class Classifier:
             return Classified(outcomes, ClassifierUsage(seconds=time.monotonic() - started))
         inputs = self._with_app_metadata(inputs)
         prompt = self.prompt()
-        ctx = self.profile.context_chars
-        hashes = [input_hash(i, ctx) for i in inputs]
-        distinct: dict[str, ClassifyInput] = {}
-        for h, inp in zip(hashes, inputs, strict=True):
-            distinct.setdefault(h, inp)
+        hashes = [input_hash(i, self.profile.context_chars) for i in inputs]
+        distinct = dict(zip(reversed(hashes), reversed(inputs), strict=True))
         results = self._cached(model_id, prompt.version, distinct)
         cache_hits = len(results)
         tally = _Tally()
-        misses = [h for h in distinct if h not in results]
-        fresh: dict[str, dict[str, Any]] = {}
-        latencies: dict[str, int] = {}
-        if misses:
-            breaker = _Breaker(self.profile.breaker_threshold)
-            workers = min(self.profile.max_concurrency, len(misses))
-            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="classify") as pool:
-                answers = pool.map(
-                    lambda h: _timed(self._ask, distinct[h], breaker, tally, prompt.system),
-                    misses,
-                )
-                for h, ((verdict, error), ms) in zip(misses, answers, strict=True):
-                    results[h] = (verdict, error, "llm")
-                    latencies[h] = ms
-                    if verdict is not None:
-                        fresh[h] = verdict.model_dump()
+        misses = [h for h in dict.fromkeys(hashes) if h not in results]
+        latencies = self._ask_misses(
+            [distinct[h] for h in misses],
+            misses,
+            results,
+            breaker or self.new_breaker(),
+            tally,
+            prompt,
+        )
+        fresh = {h: results[h][0].model_dump() for h in misses if results[h][0] is not None}
         if self.cache is not None and fresh:
-            self.cache.put_many(model_id, prompt.version, fresh)
-        outcomes = []
-        for h in hashes:
-            verdict, error, source = results[h]
-            outcomes.append(
-                ClassifyOutcome(
-                    verdict,
-                    error,
-                    source if error is None else None,
-                    model_id,
-                    prompt.version,
-                    latencies.get(h),
-                )
+            self.cache.put_many(model_id, prompt.version, fresh)  # type: ignore[arg-type]
+        outcomes = [
+            ClassifyOutcome(
+                results[h][0],
+                results[h][1],
+                results[h][2] if results[h][1] is None else None,
+                model_id,
+                prompt.version,
+                latencies.get(h),
             )
+            for h in hashes
+        ]
         usage = ClassifierUsage(
             llm_calls=tally.llm_calls,
             cache_hits=cache_hits,
@@ -471,6 +414,59 @@ class Classifier:
             latencies_s=tuple(tally.latencies),
         )
         return Classified(outcomes, usage)
+
+    def _ask_misses(
+        self,
+        asks: list[ClassifyInput],
+        keys: list[str],
+        results: dict[str, _Result],
+        breaker: CircuitBreaker,
+        tally: _Tally,
+        prompt: Prompt,
+    ) -> dict[str, int]:
+        """Ask the model about each input not cached; fills `results`, returns latencies (ms)."""
+        latencies: dict[str, int] = {}
+        if not asks:
+            return latencies
+        workers = min(self.profile.max_concurrency, len(asks))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="classify") as pool:
+            answers = pool.map(
+                lambda inp: _timed(self._ask, inp, breaker, tally, prompt.system), asks
+            )
+            for key, ((verdict, error), ms) in zip(keys, answers, strict=True):
+                results[key] = (verdict, error, "llm")
+                latencies[key] = ms
+        return latencies
+
+    def new_breaker(self) -> CircuitBreaker:
+        return CircuitBreaker(self.profile.breaker_threshold)
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        constraint: dict[str, Any],
+        max_tokens: int,
+        breaker: CircuitBreaker,
+    ) -> str:
+        """One other chat call (a session triage) under the same bounds as the verdicts: the
+        requests in flight of this process and the job run's circuit breaker. Returns the reply's
+        text; a reply cut by `max_tokens` is invalid output."""
+        if breaker.open:
+            raise self._circuit_open(breaker)
+        try:
+            reply = self._chat(messages, constraint=constraint, max_tokens=max_tokens)
+        except Exception as exc:
+            error = exc if isinstance(exc, ClassifierError) else _unexpected(exc)
+            breaker.record(error)
+            raise error from None
+        breaker.record(None)
+        return reply.content
+
+    def _circuit_open(self, breaker: CircuitBreaker) -> LlmFailed:
+        return LlmFailed(
+            f"circuit open after {breaker.threshold} consecutive failures; not calling "
+            f"{mask_url_credentials(self.profile.base_url)} again in this run"
+        )
 
     def prompt(self) -> Prompt:
         """The prompt in force: the built-in one and the user corrections read for this batch."""
@@ -512,14 +508,11 @@ class Classifier:
         ]
 
     def _ask(
-        self, inp: ClassifyInput, breaker: _Breaker, tally: _Tally, system: str
+        self, inp: ClassifyInput, breaker: CircuitBreaker, tally: _Tally, system: str
     ) -> tuple[ClassifyVerdict | None, ClassifierError | None]:
         if breaker.open:
             tally.done(0.0, failed=True)
-            return None, LlmFailed(
-                f"circuit open after {breaker.threshold} consecutive failures; not calling "
-                f"{mask_url_credentials(self.profile.base_url)} again in this batch"
-            )
+            return None, self._circuit_open(breaker)
         started = time.monotonic()
         try:
             verdict = self._ask_with_reask(inp, tally, system)
@@ -552,11 +545,21 @@ class Classifier:
             except LlmInvalidOutput as exc:
                 raise LlmInvalidOutput(f"invalid output after one re-ask: {exc}") from None
 
-    def _chat(self, messages: list[dict[str, str]]) -> ChatReply:
-        reply = chat(self.client, self.profile, messages)
+    def _chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        constraint: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+    ) -> ChatReply:
+        with self._slots:  # requests in flight of this process, whoever asks
+            reply = chat(
+                self.client, self.profile, messages, constraint=constraint, max_tokens=max_tokens
+            )
         if reply.truncated:
             # Asking again would be cut the same way: a bounded reply either fits or it doesn't.
-            raise LlmInvalidOutput(f"reply cut at max_tokens = {self.profile.max_tokens}")
+            limit = max_tokens or self.profile.max_tokens
+            raise LlmInvalidOutput(f"reply cut at max_tokens = {limit}")
         return reply
 
 

@@ -262,7 +262,9 @@ def judge_triage(
     ]
     if not items:
         return JudgedTriage(session_id, items, [], seen_at or utcnow(), ClassifierUsage())
-    result = ctx.classifier.classify_many([_input(_proposal(i), session_id) for i in items])
+    result = ctx.classifier.classify_many(
+        [_input(_proposal(i), session_id) for i in items], ctx.breaker
+    )
     return JudgedTriage(
         session_id, items, result.outcomes, seen_at or utcnow(), result.usage, ctx.run_id
     )

@@ -76,7 +76,7 @@ def promote_candidate(
     ids = [c.id for c in batch]
     keeper = LeaseKeeper.for_candidates(ctx.sessions, ctx.owner, ids, lease_s)
     with keeper if ask else nullcontext():
-        result = ctx.classifier.classify_many([candidate_input(c) for c in ask])
+        result = ctx.classifier.classify_many([candidate_input(c) for c in ask], ctx.breaker)
     by_id: dict[int, ClassifyOutcome] = dict(zip((c.id for c in ask), result.outcomes, strict=True))
     decisions = [prepare(c, decide(c, by_id.get(c.id), on_failure), by_id.get(c.id)) for c in batch]
     failed = sum(o.error is not None for o in result.outcomes)

@@ -16,7 +16,7 @@ from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmTimeout
 from yzos_jobs.inference.fields import clean_model_text
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.redact import mask_url_credentials
-from yzos_jobs.inference.schema import response_format, verdict_gbnf
+from yzos_jobs.inference.schema import VERDICT, Field, gbnf, response_format_for, verdict_gbnf
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -59,15 +59,27 @@ class ChatReply:
         return self.finish_reason == "length"
 
 
-def constraint_params(profile: InferenceProfile) -> dict[str, Any]:
-    """Request fields for the output constraint. llama.cpp refuses a grammar plus a schema."""
+def constraint_params(
+    profile: InferenceProfile, shape: Field = VERDICT, name: str = "classify_verdict"
+) -> dict[str, Any]:
+    """Request fields that constrain the reply to `shape` (the verdict unless given): a GBNF
+    grammar or a strict JSON schema. llama.cpp refuses a grammar plus a schema."""
     if profile.constraint == "grammar":
-        return {"extra_body": {"grammar": verdict_gbnf(), "cache_prompt": True}}
-    return {"response_format": response_format(profile.schema_string_bounds)}
+        grammar = verdict_gbnf() if shape is VERDICT else gbnf(shape)
+        return {"extra_body": {"grammar": grammar, "cache_prompt": True}}
+    return {"response_format": response_format_for(name, shape, profile.schema_string_bounds)}
 
 
-def chat(client: OpenAI, profile: InferenceProfile, messages: list[dict[str, str]]) -> ChatReply:
-    """One chat completion; transport and HTTP failures become typed classifier errors."""
+def chat(
+    client: OpenAI,
+    profile: InferenceProfile,
+    messages: list[dict[str, str]],
+    *,
+    constraint: dict[str, Any] | None = None,
+    max_tokens: int | None = None,
+) -> ChatReply:
+    """One chat completion; transport and HTTP failures become typed classifier errors. The
+    output constraint and token limit are the verdict's unless given."""
     import openai
 
     where = mask_url_credentials(profile.base_url)
@@ -76,8 +88,8 @@ def chat(client: OpenAI, profile: InferenceProfile, messages: list[dict[str, str
             model=profile.model,
             messages=messages,  # type: ignore[arg-type]
             temperature=0,
-            max_tokens=profile.max_tokens,
-            **constraint_params(profile),
+            max_tokens=max_tokens or profile.max_tokens,
+            **(constraint if constraint is not None else constraint_params(profile)),
         )
         body = raw.http_response.text
     except openai.APITimeoutError:

@@ -8,6 +8,9 @@ Unicode code points (as JSON Schema's `maxLength` and llama.cpp grammars do).
 Documented limits:
 - display_name: 200 characters (an entity's name, as shown and stored)
 - reason:       300 characters (one short sentence explaining a verdict)
+- project:      200 characters (session triage: the project a session worked on)
+- title:        200 characters (session triage: one task's title)
+- person:       100 characters (session triage: one person's name)
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import re
 FIELD_MAX_CHARS: dict[str, int] = {
     "display_name": 200,
     "reason": 300,
+    "project": 200,
+    "title": 200,
+    "person": 100,
 }
 
 # C0 and C1 controls and DEL, and lone surrogates, which no database or UTF-8 encoder accepts.

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.errors import ClassifierError
 from yzos_jobs.kinds import VerdictKind
 
@@ -114,4 +115,16 @@ class Judge(Protocol):
 
     def classify(self, inp: ClassifyInput) -> ClassifyVerdict: ...
 
-    def classify_many(self, inputs: Sequence[ClassifyInput]) -> Classified: ...
+    def classify_many(
+        self, inputs: Sequence[ClassifyInput], breaker: CircuitBreaker | None = None
+    ) -> Classified: ...
+
+    def new_breaker(self) -> CircuitBreaker: ...
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        constraint: dict[str, Any],
+        max_tokens: int,
+        breaker: CircuitBreaker,
+    ) -> str: ...

@@ -199,7 +199,7 @@ def _rejudge_batch(
         return None
     summaries = {eid: text for eid, raw in latest.items() if (text := meaningful_summary(raw))}
     classified = ctx.classifier.classify_many(
-        [_rejudge_input(e, summaries.get(e.id)) for e in entities]
+        [_rejudge_input(e, summaries.get(e.id)) for e in entities], ctx.breaker
     )
     outcomes = classified.outcomes
     failed_ids.update(e.id for e, o in zip(entities, outcomes, strict=True) if o.error)

@@ -35,7 +35,7 @@ def run_job(ctx: JobContext, job: str, slot: str | None = None) -> RunResult:
         log.info("job slot taken by another daemon", job=name, slot=slot, owner=ctx.owner)
         return RunResult(name, slot, "skipped")
     started = time.monotonic()
-    ctx = replace(ctx, run_id=handle.id)
+    ctx = replace(ctx, run_id=handle.id, breaker=ctx.classifier.new_breaker())
     log.info("job started", job=name, slot=slot, owner=ctx.owner)
     try:
         with runs.keep_alive(ctx.sessions, handle, lease_s):

@@ -1,0 +1,45 @@
+"""What goes into a prompt as data, and what comes out of a reply as JSON: shared by every call
+(the verdict, the session triage)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from yzos_jobs.inference.errors import LlmInvalidOutput
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def encode_data(data: Mapping[str, Any] | Sequence[Any]) -> str:
+    """Observed data as JSON for a delimited prompt block. "<" is escaped so no observed text can
+    close its block early; a lone surrogate (undecodable input) cannot be sent as UTF-8 and is
+    shown as U+FFFD."""
+    text = json.dumps(data, ensure_ascii=False, indent=1).replace("<", "\\u003c")
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object of a reply, past reasoning blocks and code fences."""
+    text = _THINK_BLOCK.sub("", text).strip()
+    fenced = _FENCE.search(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    start = text.find("{")
+    if start < 0:
+        raise LlmInvalidOutput("reply holds no JSON object")
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError as exc:
+        raise LlmInvalidOutput(f"malformed JSON: {exc.msg}") from None
+    except RecursionError:
+        raise LlmInvalidOutput("JSON nested too deeply") from None
+    return value
+
+
