@@ -20,7 +20,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -115,8 +115,49 @@ def verdict(
     }
 
 
+_SESSION = re.compile(r"<session>\s*(.*?)\s*</session>", re.DOTALL)
+_OPEN_TASKS = re.compile(r"<open_tasks>\s*(.*?)\s*</open_tasks>", re.DOTALL)
+
+
+def _block(body: dict[str, Any], pattern: re.Pattern[str]) -> Any:
+    for message in body.get("messages", []):
+        if message.get("role") == "user":
+            match = pattern.search(message.get("content", ""))
+            if match:
+                return json.loads(match.group(1))
+    return None
+
+
+def session_of(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The session digest of a triage request (None for a verdict request)."""
+    found = _block(body, _SESSION)
+    return found if isinstance(found, dict) else None
+
+
+def open_tasks_of(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The open tasks a triage request offers: [{"id": …, "title": …}]."""
+    return _block(body, _OPEN_TASKS) or []
+
+
+def triage_reply(
+    project: str | None = None,
+    tasks: Sequence[dict[str, Any]] = (),
+    persons: Sequence[str] = (),
+) -> dict[str, Any]:
+    return {"project": project, "tasks": list(tasks), "persons": list(persons)}
+
+
+def task(title: str, lines: Sequence[int] = (), existing: int | None = None) -> dict[str, Any]:
+    return {"title": title, "existing_task_id": existing, "lines": list(lines)}
+
+
 def accept_suggested(body: dict[str, Any]) -> Reply:
-    """Real, with the suggested kind: what dry_run would say, but over the wire."""
+    """Real, with the suggested kind: what dry_run would say, but over the wire. A triage
+    request gets one task per request line, as line-level extraction would."""
+    digest = session_of(body)
+    if digest is not None:
+        requests = [(n, text) for n, kind, text in digest.get("lines", []) if kind == "request"]
+        return triage_reply(digest.get("project"), [task(text, [n]) for n, text in requests])
     cand = candidate_of(body)
     return verdict(cand.get("suggested_kind") or "noise", name=cand.get("raw_text"))
 
@@ -210,102 +251,102 @@ class OpenAIDouble:
             self.in_flight -= 1
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
-        double = self
+        return type("Handler", (_Handler,), {"double": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # headers and body go out in separate writes
 
-            def log_message(self, *args: Any) -> None:
-                pass
+class _Handler(BaseHTTPRequestHandler):
+    double: OpenAIDouble  # set on the subclass each double makes
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes
 
-            def _send(
-                self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None
-            ) -> None:
-                self._send_bytes(code, json.dumps(payload).encode(), headers=headers)
+    def log_message(self, *args: Any) -> None:
+        pass
 
-            def _send_bytes(
-                self,
-                code: int,
-                data: bytes,
-                content_type: str = "application/json",
-                headers: dict[str, str] | None = None,
-            ) -> None:
-                self.send_response(code)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+    def _send(
+        self, code: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        self._send_bytes(code, json.dumps(payload).encode(), headers=headers)
 
-            def _drip(self, payload: dict[str, Any], drip: Drip) -> None:
-                body = json.dumps(payload).encode()
-                head = (
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\n\r\n"
-                ).encode()
-                self.close_connection = True
-                if not drip.headers:
-                    self.wfile.write(head)
-                    self.wfile.flush()
-                    head = b""
-                try:
-                    for byte in head + body:
-                        self.wfile.write(bytes([byte]))
-                        self.wfile.flush()
-                        time.sleep(drip.interval_s)
-                except OSError:
-                    pass  # the client gave up
+    def _send_bytes(
+        self,
+        code: int,
+        data: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                if not self.path.endswith("/chat/completions"):
-                    self._send(404, {"error": {"message": f"no route {self.path}"}})
-                    return
-                with double._lock:
-                    double.requests.append(body)
-                    double.headers.append({k.lower(): v for k, v in self.headers.items()})
-                if double._slots:
-                    double._slots.acquire()
-                double._enter()
-                try:
-                    if double.latency_s:
-                        time.sleep(double.latency_s)
-                    reply = double.responder(body)
-                    self._answer(body, reply)
-                finally:
-                    double._leave()
-                    if double._slots:
-                        double._slots.release()
+    def _drip(self, payload: dict[str, Any], drip: Drip) -> None:
+        body = json.dumps(payload).encode()
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        self.close_connection = True
+        if not drip.headers:
+            self.wfile.write(head)
+            self.wfile.flush()
+            head = b""
+        try:
+            for byte in head + body:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(drip.interval_s)
+        except OSError:
+            pass  # the client gave up
 
-            def _answer(self, body: dict[str, Any], reply: Reply) -> None:
-                model = body.get("model", "double")
-                if isinstance(reply, Status):
-                    self._send(reply.code, reply.body, reply.headers)
-                elif isinstance(reply, Hang):
-                    time.sleep(reply.seconds)
-                    self._send(200, _completion(model, json.dumps(verdict("noise"))))
-                elif isinstance(reply, Drop):
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                    self.close_connection = True
-                elif isinstance(reply, Body):
-                    self._send_bytes(200, reply.text.encode(), reply.content_type)
-                elif isinstance(reply, Drip):
-                    self._drip(_completion(model, json.dumps(verdict("noise"))), reply)
-                elif isinstance(reply, Cut):
-                    self._send(200, _completion(model, reply.content, finish_reason="length"))
-                elif isinstance(reply, Refusal):
-                    self._send(200, _completion(model, None, reply.text))
-                elif isinstance(reply, Raw):
-                    self._send(200, _completion(model, reply.content))
-                elif isinstance(reply, str):
-                    self._send(200, _completion(model, reply))
-                else:
-                    self._send(200, _completion(model, json.dumps(reply, ensure_ascii=False)))
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        if not self.path.endswith("/chat/completions"):
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+            return
+        with self.double._lock:
+            self.double.requests.append(body)
+            self.double.headers.append({k.lower(): v for k, v in self.headers.items()})
+        if self.double._slots:
+            self.double._slots.acquire()
+        self.double._enter()
+        try:
+            if self.double.latency_s:
+                time.sleep(self.double.latency_s)
+            reply = self.double.responder(body)
+            self._answer(body, reply)
+        finally:
+            self.double._leave()
+            if self.double._slots:
+                self.double._slots.release()
 
-        return Handler
+    def _answer(self, body: dict[str, Any], reply: Reply) -> None:
+        model = body.get("model", "double")
+        if isinstance(reply, Status):
+            self._send(reply.code, reply.body, reply.headers)
+        elif isinstance(reply, Hang):
+            time.sleep(reply.seconds)
+            self._send(200, _completion(model, json.dumps(verdict("noise"))))
+        elif isinstance(reply, Drop):
+            self.connection.shutdown(socket.SHUT_RDWR)
+            self.close_connection = True
+        elif isinstance(reply, Body):
+            self._send_bytes(200, reply.text.encode(), reply.content_type)
+        elif isinstance(reply, Drip):
+            self._drip(_completion(model, json.dumps(verdict("noise"))), reply)
+        elif isinstance(reply, Cut):
+            self._send(200, _completion(model, reply.content, finish_reason="length"))
+        elif isinstance(reply, Refusal):
+            self._send(200, _completion(model, None, reply.text))
+        elif isinstance(reply, Raw):
+            self._send(200, _completion(model, reply.content))
+        elif isinstance(reply, str):
+            self._send(200, _completion(model, reply))
+        else:
+            self._send(200, _completion(model, json.dumps(reply, ensure_ascii=False)))
 
 
 RESPONDERS: dict[str, Responder] = {"suggested": accept_suggested, "by_category": by_category}

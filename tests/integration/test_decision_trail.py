@@ -18,12 +18,13 @@ from tests.support.jobs import (
     entities,
     make_ctx,
     sighting_count,
+    triage_session,
 )
 from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.models import Decision, EntityOverride, JobRun
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.corrections import correct
-from yzos_jobs.entity.engine import SessionTriage, TriageProject, TriageTask, apply_session_triage
+from yzos_jobs.entity.engine import SessionTriage, TriageProject, TriageTask
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.maintain.runner import run_job
@@ -108,8 +109,8 @@ def test_triage_writes_a_row_per_project_and_task_it_writes(db_url: str) -> None
         triage = SessionTriage(
             projects=[TriageProject("yzos-core", path)], tasks=[TriageTask("Fix lease renewal")]
         )
-        apply_session_triage(ctx, "s1", triage)
-        apply_session_triage(ctx, "s2", SessionTriage(projects=[TriageProject("YZOS", path)]))
+        triage_session(ctx, "s1", triage)
+        triage_session(ctx, "s2", SessionTriage(projects=[TriageProject("YZOS", path)]))
     project, task, again = decisions(ctx)
     assert (project.call_site, project.outcome) == ("merge_or_create_project", "created")
     assert (task.call_site, task.outcome) == ("merge_or_create_task", "created")
@@ -171,7 +172,7 @@ def _triage(item: TriageProject | TriageTask) -> Callable[[str, str], Callable[[
             projects=[item] if isinstance(item, TriageProject) else [],
             tasks=[item] if isinstance(item, TriageTask) else [],
         )
-        return lambda: apply_session_triage(ctx, "s1", triage)
+        return lambda: triage_session(ctx, "s1", triage)
 
     return build
 

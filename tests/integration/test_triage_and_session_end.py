@@ -1,15 +1,18 @@
-"""apply_session_triage (merge_or_create_project/task) and process_session_end (apply_entities)."""
+"""Session triage of proposals (merge_or_create_project/task) and process_session_end
+(apply_entities)."""
 
 from __future__ import annotations
 
-from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
-from yzos_jobs.entity.engine import (
-    SessionTriage,
-    TriagePerson,
-    TriageProject,
-    TriageTask,
-    apply_session_triage,
+from tests.support.jobs import (
+    add_candidates,
+    candidates,
+    entities,
+    make_ctx,
+    sighting_count,
+    triage_session,
 )
+from yzos_jobs.entity.engine import SessionTriage, TriagePerson, TriageProject, TriageTask
+from yzos_jobs.maintain.jobs import run_entity_promote
 from yzos_jobs.supply.pipeline import process_session_end
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
@@ -19,7 +22,7 @@ def test_triage_creates_then_merges_a_project_by_path(db_url: str) -> None:
         lambda b: verdict(candidate_of(b)["suggested_kind"], name=candidate_of(b)["raw_text"])
     ) as llm:
         ctx = make_ctx(db_url, llm.base_url)
-        first = apply_session_triage(
+        first = triage_session(
             ctx,
             "sess-1",
             SessionTriage(
@@ -35,14 +38,14 @@ def test_triage_creates_then_merges_a_project_by_path(db_url: str) -> None:
             ),
         )
         # Another session calls the same repository something else: matched by path.
-        second = apply_session_triage(
+        second = triage_session(
             ctx,
             "sess-2",
             SessionTriage(
                 projects=[TriageProject("YZOS Core", "/Users/me/Code/yzos-core/README.md")]
             ),
         )
-    assert (first.created, first.merged, first.skipped) == (3, 0, 0)
+    assert (first.created, first.merged, first.retried) == (3, 0, 0)
     assert (second.created, second.merged) == (0, 1)
     by_kind = {e.kind: e for e in entities(ctx)}
     project = by_kind["project"]
@@ -53,18 +56,29 @@ def test_triage_creates_then_merges_a_project_by_path(db_url: str) -> None:
     assert by_kind["person"].display_name == "陈晓明"
 
 
-def test_triage_noise_writes_nothing_and_failure_skips(db_url: str) -> None:
+def test_triage_noise_writes_nothing_and_a_failure_leaves_the_triage_for_the_next_run(
+    db_url: str,
+) -> None:
+    flaky = {"down": True}
+
     def judge(body):
-        return Status(500) if candidate_of(body)["raw_text"] == "Flaky" else verdict("noise")
+        if candidate_of(body)["raw_text"] == "Flaky" and flaky["down"]:
+            return Status(500)
+        return verdict("noise")
 
     with OpenAIDouble(judge) as llm:
         ctx = make_ctx(db_url, llm.base_url)
-        stats = apply_session_triage(
+        stats = triage_session(
             ctx,
             "s",
             SessionTriage(projects=[TriageProject("Settings")], tasks=[TriageTask("Flaky")]),
         )
-    assert (stats.rejected, stats.skipped, stats.created) == (1, 1, 0)
+        # Skipped means nothing written in that run: the triage waits, nothing is lost.
+        assert (stats.triaged, stats.retried, stats.created) == (0, 1, 0)
+        assert entities(ctx) == [] and sighting_count(ctx) == 0
+        flaky["down"] = False
+        again = run_entity_promote(ctx)
+    assert (again["triage_triaged"], again["triage_rejected"]) == (1, 2)
     assert entities(ctx) == [] and sighting_count(ctx) == 0
 
 

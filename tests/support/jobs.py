@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,8 +12,13 @@ from yzos_jobs.config import Settings
 from yzos_jobs.db.engine import create_db_engine, make_session_factory, transaction
 from yzos_jobs.db.models import Decision, Entity, EntityCandidate, EntitySighting
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
+from yzos_jobs.db.sessions import upsert_activity_session
+from yzos_jobs.db.triage import queue_triage
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.entity.engine import SessionTriage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.runtime import build_classifier
+from yzos_jobs.supply.triage import TriageRun, run_triage
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 
@@ -83,3 +89,22 @@ def decisions(ctx: JobContext) -> list[Decision]:
     """The decision trail, in the order it was written."""
     with ctx.sessions() as s:
         return list(s.scalars(select(Decision).order_by(Decision.id)))
+
+
+def triage_session(ctx: JobContext, session_id: str, triage: SessionTriage) -> TriageRun:
+    """Queue a session's proposals as a JSONL triage record would, and triage them now."""
+    payload = {
+        "projects": [
+            {"name": p.name, "path": p.path, "summary": p.summary} for p in triage.projects
+        ],
+        "tasks": [
+            {"title": t.title, "project": t.project, "summary": t.summary} for t in triage.tasks
+        ],
+        "persons": [{"name": p.name} for p in triage.persons],
+    }
+    with transaction(ctx.sessions) as s:
+        upsert_activity_session(s, "jsonl", session_id)
+        part = f"record-{uuid.uuid4().hex[:8]}"  # each call is a triage record of its own
+        queued = queue_triage(s, "jsonl", session_id, part, "proposals", payload, utcnow())
+    assert queued is not None
+    return run_triage(ctx, only=[queued])

@@ -272,6 +272,15 @@ def fill_missing_summaries(session: Session, summaries: Mapping[int, str]) -> No
     session.connection().execute(stmt, params)
 
 
+def active_entity_of_kind(session: Session, entity_id: int, kind: str) -> int | None:
+    """The entity's id if it exists, is active and of that kind."""
+    return session.scalar(
+        select(Entity.id).where(
+            Entity.id == entity_id, Entity.kind == kind, Entity.status == "active"
+        )
+    )
+
+
 def project_by_path(session: Session, normalized_path: str) -> int | None:
     return session.scalar(
         select(Entity.id)

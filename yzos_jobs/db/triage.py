@@ -38,9 +38,9 @@ def queue_triage(
     kind: TriageKind,
     payload: dict[str, Any],
     now: datetime,
-) -> bool:
+) -> int | None:
     """Queue one triage of an activity session (which must exist); a (session, part) already
-    queued is left as it is. Returns whether a row was added."""
+    queued is left as it is. Returns the new row's id (None if it was queued before)."""
     activity_id = session.scalar(
         select(ActivitySession.id).where(
             ActivitySession.source_kind == source_kind, ActivitySession.external_id == external_id
@@ -63,7 +63,7 @@ def queue_triage(
         .on_conflict_do_nothing(index_elements=["activity_session_id", "part"])
         .returning(SessionTriage.id)
     )
-    return session.scalar(stmt) is not None
+    return session.scalar(stmt)
 
 
 @dataclass(frozen=True)
@@ -83,12 +83,23 @@ A = ActivitySession
 
 
 def claim_triage(
-    session: Session, owner: str, *, limit: int, lease_s: float, now: datetime
+    session: Session,
+    owner: str,
+    *,
+    limit: int,
+    lease_s: float,
+    now: datetime,
+    after_id: int = 0,
+    only: Sequence[int] | None = None,
 ) -> list[ClaimedTriage]:
-    """Claim up to `limit` pending triages (oldest first) with a lease, like candidates."""
+    """Claim up to `limit` pending triages with id > after_id (of `only`, if given), oldest
+    first, with a lease, like candidates."""
+    condition: ColumnElement[bool] = and_(T.status == "pending", T.id > after_id)
+    if only is not None:
+        condition = and_(condition, T.id.in_(list(only)))
     ids = (
         select(T.id)
-        .where(T.status == "pending")
+        .where(condition)
         .order_by(T.id)
         .limit(limit)
         .with_for_update(skip_locked=True)

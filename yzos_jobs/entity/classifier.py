@@ -12,17 +12,17 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from blake3 import blake3
 from pydantic import ValidationError
 
 from yzos_jobs.entity.decisions import display_name as normalize_display_name
 from yzos_jobs.inference.breaker import CircuitBreaker
-from yzos_jobs.inference.client import build_client, chat
+from yzos_jobs.inference.client import build_client, chat, constraint_params
 from yzos_jobs.inference.errors import (
     ClassifierError,
     LlmFailed,
@@ -35,7 +35,7 @@ from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.redact import mask_url_credentials
 from yzos_jobs.inference.replies import encode_data, extract_json
 from yzos_jobs.inference.scheduler import InferenceScheduler
-from yzos_jobs.inference.schema import verdict_json_schema
+from yzos_jobs.inference.schema import Field, verdict_json_schema
 from yzos_jobs.inference.types import (
     AppMetadata,
     Classified,
@@ -45,6 +45,7 @@ from yzos_jobs.inference.types import (
     ClassifyVerdict,
     CorrectionExample,
     VerdictSource,
+    VerdictStore,
 )
 from yzos_jobs.kinds import ENTITY_KINDS
 
@@ -68,16 +69,6 @@ __all__ = [
     "LlmTimeout",
     "build_prompt",
 ]
-
-
-class VerdictStore(Protocol):
-    def get_many(
-        self, model_id: str, prompt_version: str, hashes: Iterable[str]
-    ) -> dict[str, dict[str, Any]]: ...
-
-    def put_many(
-        self, model_id: str, prompt_version: str, verdicts: Mapping[str, dict[str, Any]]
-    ) -> None: ...
 
 
 AppLookup = Callable[[Sequence[str]], Mapping[str, AppMetadata]]
@@ -441,10 +432,14 @@ class Classifier:
     def new_breaker(self) -> CircuitBreaker:
         return CircuitBreaker(self.profile.breaker_threshold)
 
+    @property
+    def replies(self) -> VerdictStore | None:
+        return self.cache
+
     def complete(
         self,
         messages: list[dict[str, str]],
-        constraint: dict[str, Any],
+        shape: Field,
         max_tokens: int,
         breaker: CircuitBreaker,
     ) -> str:
@@ -454,6 +449,7 @@ class Classifier:
         if breaker.open:
             raise self._circuit_open(breaker)
         try:
+            constraint = constraint_params(self.profile, shape, shape.name)
             reply = self._chat(messages, constraint=constraint, max_tokens=max_tokens)
         except Exception as exc:
             error = exc if isinstance(exc, ClassifierError) else _unexpected(exc)

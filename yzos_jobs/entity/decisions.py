@@ -16,6 +16,7 @@ from yzos_jobs.db.entities import EntityDraft, project_key
 from yzos_jobs.db.queue import ClaimedCandidate
 from yzos_jobs.db.sightings import fingerprint
 from yzos_jobs.entity import noise_filter
+from yzos_jobs.inference.fields import FIELD_MAX_CHARS, one_line
 from yzos_jobs.inference.types import ClassifyInput, ClassifyOutcome
 from yzos_jobs.kinds import is_entity_kind
 
@@ -27,18 +28,26 @@ _QUOTES = "\"'`“”‘’ "
 FailurePolicy = Literal["fallback", "release"]
 
 
+# One documented bound for every name, wherever it enters (a candidate, a model's display_name,
+# a triage proposal): no index entry on names can come near PostgreSQL's btree limit.
+NAME_CHARS = FIELD_MAX_CHARS["display_name"]
+
+
 def normalize_name(name: str) -> str:
-    """The key form, used for uniqueness: NFKC, case-folded, whitespace collapsed, surrounding
-    quotes dropped."""
-    folded = unicodedata.normalize("NFKC", name).casefold()
-    return " ".join(folded.split()).strip(_QUOTES)
+    """The key form, used for uniqueness: NFKC, case-folded, one line (no control characters),
+    surrounding quotes dropped, at most NAME_CHARS characters."""
+    folded = one_line(unicodedata.normalize("NFKC", name)).casefold()
+    return folded.strip(_QUOTES)[:NAME_CHARS]
 
 
 def display_name(name: str | None) -> str | None:
-    """The display form: NFKC, whitespace collapsed, surrounding quotes dropped; case kept."""
+    """The display form: NFKC, one line (no control characters), surrounding quotes dropped,
+    case kept, at most NAME_CHARS characters (a longer name is cut and ends with "…")."""
     if name is None:
         return None
-    cleaned = " ".join(unicodedata.normalize("NFKC", name).split()).strip(_QUOTES)
+    cleaned = one_line(unicodedata.normalize("NFKC", name)).strip(_QUOTES)
+    if len(cleaned) > NAME_CHARS:
+        cleaned = cleaned[: NAME_CHARS - 1].rstrip() + "…"
     return cleaned or None
 
 

@@ -1,7 +1,13 @@
-"""Session triage: projects, tasks and persons an upstream summary of a session proposes.
+"""The seed's `engine`: writes what a session's triage proposes, at the call sites
+`merge_or_create_project` and `merge_or_create_task`.
 
-Every proposal goes through the classifier. A classifier failure skips the proposal (counted,
-logged, nothing written); a verdict of app or noise writes nothing either."""
+A proposal comes from a triage call over a coding session's digest (`supply/triage.py`) or from a
+JSONL `triage` record. Every proposal goes through classify() first (`judge_triage`): the judge
+still decides real, app or noise. The write (`write_triage`) is one transaction: the project, the
+tasks (a task the reply tied to an offered open task gets a sighting there instead of a new
+entity), the persons, and the session's held candidates, kept as evidence — a sighting of the task
+whose lines they are — or rejected when no proposed work item rests on them.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +17,23 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.decisions import record_decisions
-from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.entities import (
-    EntityDraft,
-    project_by_path,
-    project_key,
-    set_entity_details,
-    upsert_entities,
-)
+from yzos_jobs.db import entities as entity_db
+from yzos_jobs.db.decisions import DecisionRow, record_decisions
 from yzos_jobs.db.sightings import Sighting, add_sightings
+from yzos_jobs.db.triage import HeldCandidate, settle_held
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity import noise_filter
-from yzos_jobs.entity.decisions import display_name, meaningful_summary, normalize_name
-from yzos_jobs.entity.trail import judged_decision
+from yzos_jobs.entity.decisions import (
+    SUMMARY_CHARS,
+    display_name,
+    meaningful_summary,
+    normalize_name,
+)
+from yzos_jobs.entity.trail import judged_decision, verdict_fields
 from yzos_jobs.entity.updater import update_existing
 from yzos_jobs.inference.types import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
-from yzos_jobs.logging import get_logger
-
-log = get_logger(__name__)
 
 SOURCE_KIND = "llm_triage"
 
@@ -48,6 +50,8 @@ class TriageTask:
     title: str
     project: str | None = None
     summary: str | None = None
+    existing_task_id: int | None = None  # an offered open task this is the same work as
+    lines: tuple[int, ...] = ()  # the source lines it rests on (its held candidates)
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,9 @@ class SessionTriage:
     persons: Sequence[TriagePerson] = ()
 
 
+Proposal = TriageProject | TriageTask | TriagePerson
+
+
 @dataclass
 class TriageStats:
     created: int = 0
@@ -69,234 +76,281 @@ class TriageStats:
     rejected: int = 0
     skipped: int = 0
     sightings: int = 0
+    evidence: int = 0
     failures: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
 
 
-@dataclass(frozen=True)
-class _Proposal:
-    kind: str
-    name: str
-    summary: str | None
-    path: str | None
-    project: str | None
-
-
-def _proposal(item: TriageProject | TriageTask | TriagePerson) -> _Proposal:
+def _name_and_kind(item: Proposal) -> tuple[str, str]:
     if isinstance(item, TriageProject):
-        return _Proposal("project", item.name, item.summary, item.path, None)
+        return item.name, "project"
     if isinstance(item, TriageTask):
-        return _Proposal("task", item.title, item.summary, None, item.project)
-    return _Proposal("person", item.name, None, None, None)
+        return item.title, "task"
+    return item.name, "person"
 
 
-def _input(p: _Proposal, session_id: str) -> ClassifyInput:
-    context = " — ".join(x for x in (p.summary, p.path, p.project and f"project {p.project}") if x)
+def _input(item: Proposal, session_id: str) -> ClassifyInput:
+    name, kind = _name_and_kind(item)
+    parts: list[str | None] = []
+    if isinstance(item, TriageProject):
+        parts = [item.summary, item.path]
+    elif isinstance(item, TriageTask):
+        parts = [item.summary, item.project and f"project {item.project}"]
+    context = " — ".join(x for x in parts if x)
     return ClassifyInput(
-        raw_text=p.name,
+        raw_text=name,
         source_kind=SOURCE_KIND,
         source_id=session_id,
-        suggested_kind=p.kind,
+        suggested_kind=kind,
         surrounding_text=context or None,
     )
 
 
-def _verdict_entity(p: _Proposal, outcome: ClassifyOutcome, stats: TriageStats) -> str | None:
-    """The entity kind a proposal's verdict allows, or None (counted as skipped or rejected)."""
-    if outcome.verdict is None:
-        stats.skipped += 1
-        stats.failures.append(f"{p.kind} {p.name!r}: {outcome.error}")
-        return None
-    v = outcome.verdict
-    if not v.is_real_entity or not is_entity_kind(v.kind):
-        stats.rejected += 1
-        return None
-    return v.kind
-
-
-def _merge_or_create_entity(
-    session: Session,
-    kind: str,
-    p: _Proposal,
-    outcome: ClassifyOutcome,
-    at: tuple[str, datetime],
-    stats: TriageStats,
-    project_path: str | None = None,
-) -> tuple[int, bool]:
-    """Find or create the entity a real verdict names (a project scoped by its repository path).
-    Returns (entity id, created)."""
-    v = outcome.verdict
-    assert v is not None
-    name = v.display_name or display_name(p.name) or p.name
-    draft = EntityDraft(
-        kind,
-        normalize_name(name),
-        display_name=name,
-        confidence=v.confidence,
-        verdict_source=outcome.source or "llm",
-        classified_model=outcome.model_id,
-        first_seen_at=at[1],
-        summary=meaningful_summary(p.summary),
-        project_key=project_key(project_path) if kind == "project" else "",
-        project_path=project_path if kind == "project" else None,
-    )
-    ref = upsert_entities(session, [draft], utcnow())[draft.key]
-    if ref.created:
-        stats.created += 1
-    else:
-        stats.merged += 1
-        if draft.summary:
-            update_existing(session, {ref.id: draft.summary}, [ref])
-    return ref.id, ref.created
-
-
-def _add_sighting(
-    session: Session, entity_id: int, p: _Proposal, at: tuple[str, datetime], stats: TriageStats
-) -> None:
-    summary = meaningful_summary(p.summary)
-    stats.sightings += add_sightings(
-        session, [Sighting(entity_id, SOURCE_KIND, at[0], summary, at[1])]
-    )
-
-
-def _record(
-    session: Session,
-    call_site: str,
-    entity_id: int,
-    created: bool,
-    outcome: ClassifyOutcome,
-    run_id: int | None,
-) -> None:
-    """The proposal's row in the decision trail, in the transaction that wrote it."""
-    row = judged_decision(call_site, outcome, "created" if created else "merged", entity_id, run_id)
-    record_decisions(session, [row], utcnow())
-
-
-def merge_or_create_project(
-    session: Session,
-    project: TriageProject,
-    outcome: ClassifyOutcome,
-    at: tuple[str, datetime],
-    markers: Sequence[str],
-    stats: TriageStats,
-    run_id: int | None = None,
-) -> None:
-    """A judged project proposal: an existing project with the same normalised path, else the
-    same name, else a new project (with its path)."""
-    p = _proposal(project)
-    if _verdict_entity(p, outcome, stats) is None:
-        return
-    plausible = p.path and noise_filter.is_plausible_project_path(p.path, markers)
-    normalized = noise_filter.normalize_project_path(p.path) if p.path else None
-    entity_id = project_by_path(session, normalized) if plausible and normalized else None
-    created = False
-    if entity_id is not None:
-        stats.merged += 1
-    else:
-        verdict_kind = outcome.verdict.kind if outcome.verdict else None
-        entity_id, created = _merge_or_create_entity(
-            session, verdict_kind or "project", p, outcome, at, stats, normalized
-        )
-    _add_sighting(session, entity_id, p, at, stats)
-    _record(session, "merge_or_create_project", entity_id, created, outcome, run_id)
-
-
-def merge_or_create_task(
-    session: Session,
-    task: TriageTask,
-    outcome: ClassifyOutcome,
-    at: tuple[str, datetime],
-    stats: TriageStats,
-    run_id: int | None = None,
-) -> None:
-    """A judged task proposal: merged into the task of that name, or created (with its
-    project's name)."""
-    p = _proposal(task)
-    kind = _verdict_entity(p, outcome, stats)
-    if kind is None:
-        return
-    entity_id, created = _merge_or_create_entity(session, kind, p, outcome, at, stats)
-    if created and kind == "task" and p.project:
-        set_entity_details(session, entity_id, okf={"project": p.project})
-    _add_sighting(session, entity_id, p, at, stats)
-    _record(session, "merge_or_create_task", entity_id, created, outcome, run_id)
-
-
-def _merge_or_create_person(
-    session: Session,
-    person: TriagePerson,
-    outcome: ClassifyOutcome,
-    at: tuple[str, datetime],
-    stats: TriageStats,
-) -> None:
-    p = _proposal(person)
-    kind = _verdict_entity(p, outcome, stats)
-    if kind is None:
-        return
-    entity_id, _ = _merge_or_create_entity(session, kind, p, outcome, at, stats)
-    _add_sighting(session, entity_id, p, at, stats)
-
-
 @dataclass(frozen=True)
 class JudgedTriage:
-    """A session's triage with a verdict (or failure) for every proposal, ready to write."""
+    """A session's proposals with a verdict (or failure) each, ready to write."""
 
     session_id: str
-    items: list[TriageProject | TriageTask | TriagePerson]
+    items: list[Proposal]
     outcomes: list[ClassifyOutcome]
     seen_at: datetime
     usage: ClassifierUsage
     run_id: int | None = None  # the job run it is written under, for the decision trail
+
+    @property
+    def errors(self) -> list[str]:
+        return [
+            f"{_name_and_kind(i)[1]} {_name_and_kind(i)[0]!r}: {o.error}"
+            for i, o in zip(self.items, self.outcomes, strict=True)
+            if o.error is not None
+        ]
 
 
 def judge_triage(
     ctx: JobContext, session_id: str, triage: SessionTriage, seen_at: datetime | None = None
 ) -> JudgedTriage:
     """Classify every proposal of one session in one batch (no database writes)."""
-    items: list[TriageProject | TriageTask | TriagePerson] = [
-        *triage.projects,
-        *triage.tasks,
-        *triage.persons,
-    ]
+    items: list[Proposal] = [*triage.projects, *triage.tasks, *triage.persons]
+    at = seen_at or utcnow()
     if not items:
-        return JudgedTriage(session_id, items, [], seen_at or utcnow(), ClassifierUsage())
-    result = ctx.classifier.classify_many(
-        [_input(_proposal(i), session_id) for i in items], ctx.breaker
-    )
-    return JudgedTriage(
-        session_id, items, result.outcomes, seen_at or utcnow(), result.usage, ctx.run_id
-    )
+        return JudgedTriage(session_id, items, [], at, ClassifierUsage(), ctx.run_id)
+    result = ctx.classifier.classify_many([_input(i, session_id) for i in items], ctx.breaker)
+    return JudgedTriage(session_id, items, result.outcomes, at, result.usage, ctx.run_id)
 
 
-def write_triage(session: Session, judged: JudgedTriage, markers: Sequence[str]) -> TriageStats:
-    """Merge or create what is real, in the caller's transaction."""
-    stats = TriageStats()
-    sid, at = judged.session_id, (judged.session_id, judged.seen_at)
-    for item, outcome in zip(judged.items, judged.outcomes, strict=True):
-        if isinstance(item, TriageProject):
-            merge_or_create_project(session, item, outcome, at, markers, stats, judged.run_id)
-        elif isinstance(item, TriageTask):
-            merge_or_create_task(session, item, outcome, at, stats, judged.run_id)
-        else:
-            _merge_or_create_person(session, item, outcome, at, stats)
-    if stats.skipped:
-        log.warning(
-            "triage proposals skipped: classifier failed",
-            session_id=sid,
-            skipped=stats.skipped,
-            first_error=stats.failures[0],
+@dataclass
+class _Writing:
+    """One triage's write, as it goes: where things are seen, what was made, what rests where."""
+
+    session: Session
+    judged: JudgedTriage
+    markers: Sequence[str]
+    stats: TriageStats = field(default_factory=TriageStats)
+    projects: dict[str, tuple[int, str]] = field(default_factory=dict)  # name -> (id, key)
+    by_line: dict[int, tuple[int, ClassifyOutcome]] = field(default_factory=dict)
+    project_entity: tuple[int, ClassifyOutcome] | None = None
+    decisions: list[DecisionRow] = field(default_factory=list)
+
+    @property
+    def at(self) -> datetime:
+        return self.judged.seen_at
+
+
+def _real_kind(w: _Writing, item: Proposal, outcome: ClassifyOutcome) -> str | None:
+    """The entity kind a proposal's verdict allows, or None (counted as rejected)."""
+    v = outcome.verdict
+    assert v is not None, "a triage with a failed proposal is not written"
+    if not v.is_real_entity or not is_entity_kind(v.kind):
+        w.stats.rejected += 1
+        return None
+    return v.kind
+
+
+def _upsert(
+    w: _Writing,
+    kind: str,
+    name: str,
+    outcome: ClassifyOutcome,
+    summary: str | None,
+    key: str = "",
+    path: str | None = None,
+) -> tuple[int, bool]:
+    """Find or create the entity a real verdict names. Returns (entity id, created)."""
+    v = outcome.verdict
+    assert v is not None
+    shown = v.display_name or display_name(name) or name
+    draft = entity_db.EntityDraft(
+        kind,
+        normalize_name(shown),
+        display_name=shown,
+        confidence=v.confidence,
+        verdict_source=outcome.source or "llm",
+        classified_model=outcome.model_id,
+        first_seen_at=w.at,
+        summary=summary,
+        project_key=key,
+        project_path=path,
+    )
+    ref = entity_db.upsert_entities(w.session, [draft], utcnow())[draft.key]
+    if ref.created:
+        w.stats.created += 1
+    else:
+        w.stats.merged += 1
+        if summary:
+            update_existing(w.session, {ref.id: summary}, [ref])
+    return ref.id, ref.created
+
+
+def _sight(w: _Writing, entity_id: int, sightings: list[Sighting]) -> None:
+    w.stats.sightings += add_sightings(w.session, sightings)
+
+
+def _proposal_sighting(w: _Writing, entity_id: int, summary: str | None) -> Sighting:
+    return Sighting(entity_id, SOURCE_KIND, w.judged.session_id, summary, w.at)
+
+
+def merge_or_create_project(w: _Writing, project: TriageProject, outcome: ClassifyOutcome) -> None:
+    """A judged project proposal: the project with the same normalised path, else the same name
+    (scoped by that path), else a new project with its path."""
+    kind = _real_kind(w, project, outcome)
+    if kind is None:
+        return
+    plausible = project.path and noise_filter.is_plausible_project_path(project.path, w.markers)
+    path = noise_filter.normalize_project_path(project.path) if project.path else None
+    existing = entity_db.project_by_path(w.session, path) if plausible and path else None
+    summary = meaningful_summary(project.summary)
+    created = False
+    if existing is not None:
+        entity_id = existing
+        w.stats.merged += 1
+    else:
+        key = entity_db.project_key(path) if kind == "project" else ""
+        entity_id, created = _upsert(
+            w, kind, project.name, outcome, summary, key, path if kind == "project" else None
         )
-    return stats
+    if kind == "project":
+        w.projects[normalize_name(project.name)] = (entity_id, entity_db.project_key(path))
+        w.project_entity = w.project_entity or (entity_id, outcome)
+    _sight(w, entity_id, [_proposal_sighting(w, entity_id, summary)])
+    w.decisions.append(
+        judged_decision(
+            "merge_or_create_project",
+            outcome,
+            "created" if created else "merged",
+            entity_id,
+            w.judged.run_id,
+        )
+    )
 
 
-def apply_session_triage(
-    ctx: JobContext, session_id: str, triage: SessionTriage, seen_at: datetime | None = None
+def _task_scope(w: _Writing, task: TriageTask) -> str:
+    """The project key a task is scoped by: its named project's, or the session's only one."""
+    if task.project and normalize_name(task.project) in w.projects:
+        return w.projects[normalize_name(task.project)][1]
+    keys = {key for _, key in w.projects.values()}
+    return keys.pop() if len(keys) == 1 else ""
+
+
+def merge_or_create_task(
+    w: _Writing, task: TriageTask, outcome: ClassifyOutcome, held: Sequence[HeldCandidate]
+) -> None:
+    """A judged task proposal: a sighting on the offered open task it names, else the task of
+    that name in its project, else a new task. Its held candidates become its sightings."""
+    kind = _real_kind(w, task, outcome)
+    if kind is None:
+        return
+    summary = meaningful_summary(task.summary)
+    existing = None
+    if kind == "task" and task.existing_task_id is not None:
+        existing = entity_db.active_entity_of_kind(w.session, task.existing_task_id, "task")
+    created = False
+    if existing is not None:
+        entity_id = existing
+        w.stats.merged += 1
+    else:
+        key = _task_scope(w, task) if kind == "task" else ""
+        entity_id, created = _upsert(w, kind, task.title, outcome, summary, key)
+        if created and kind == "task" and task.project:
+            entity_db.set_entity_details(w.session, entity_id, okf={"project": task.project})
+    evidence = [c for c in held if c.source_line in set(task.lines)]
+    for c in evidence:
+        w.by_line.setdefault(c.source_line or 0, (entity_id, outcome))
+    sightings = [
+        Sighting(entity_id, c.source_kind, c.source_id, c.raw_text[:SUMMARY_CHARS], c.created_at)
+        for c in evidence
+    ] or [_proposal_sighting(w, entity_id, summary)]
+    _sight(w, entity_id, sightings)
+    outcome_name = "created" if created else "merged"
+    w.decisions.append(
+        judged_decision("merge_or_create_task", outcome, outcome_name, entity_id, w.judged.run_id)
+    )
+
+
+def _merge_or_create_person(w: _Writing, person: TriagePerson, outcome: ClassifyOutcome) -> None:
+    kind = _real_kind(w, person, outcome)
+    if kind is None:
+        return
+    entity_id, _ = _upsert(w, kind, person.name, outcome, None)
+    _sight(w, entity_id, [_proposal_sighting(w, entity_id, None)])
+
+
+def _settle_evidence(w: _Writing, held: Sequence[HeldCandidate]) -> None:
+    """Held candidates after their session's triage: evidence of the task (or project) they were
+    merged into, or rejected — the triage named no work item resting on them."""
+    promoted: dict[int, tuple[int, dict[str, object] | None]] = {}
+    rejected: dict[int, str] = {}
+    for c in held:
+        target = w.by_line.get(c.source_line) if c.source_line is not None else None
+        if target is None and c.suggested_kind == "project" and w.project_entity:
+            target = w.project_entity
+        if target is None:
+            rejected[c.id] = "triage: no work item of the session rests on it"
+            reason = rejected[c.id]
+            w.decisions.append(
+                DecisionRow(
+                    "merge_or_create_task",
+                    "llm",
+                    "rejected",
+                    c.id,
+                    None,
+                    verdict_fields(False, None, None, reason),
+                    job_run_id=w.judged.run_id,
+                )
+            )
+            continue
+        entity_id, outcome = target
+        verdict = outcome.verdict.model_dump() if outcome.verdict else None
+        promoted[c.id] = (entity_id, verdict)
+        row = judged_decision(
+            "merge_or_create_task", outcome, "evidence", entity_id, w.judged.run_id
+        )
+        w.decisions.append(DecisionRow(**{**row.__dict__, "candidate_id": c.id}))
+    w.stats.evidence += len(promoted)
+    settle_held(w.session, promoted, rejected, w.at)
+
+
+def write_triage(
+    session: Session,
+    judged: JudgedTriage,
+    markers: Sequence[str],
+    held: Sequence[HeldCandidate] = (),
 ) -> TriageStats:
-    """Classify every proposal of one session in a batch, then merge or create what is real."""
-    judged = judge_triage(ctx, session_id, triage, seen_at)
-    if not judged.items:
-        return TriageStats()
-    markers = ctx.settings.noise_filter.work_dir_segments
-    return run_in_transaction(ctx.sessions, lambda s: write_triage(s, judged, markers))
+    """Merge or create what is real and settle the held candidates, in the caller's transaction.
+    The caller writes only a triage whose every proposal was judged (`judged.errors` empty)."""
+    w = _Writing(session, judged, markers)
+    pairs = list(zip(judged.items, judged.outcomes, strict=True))
+    for item, outcome in pairs:
+        if isinstance(item, TriageProject):
+            merge_or_create_project(w, item, outcome)
+    for item, outcome in pairs:
+        if isinstance(item, TriageTask):
+            merge_or_create_task(w, item, outcome, held)
+        elif isinstance(item, TriagePerson):
+            _merge_or_create_person(w, item, outcome)
+    if held:
+        _settle_evidence(w, held)
+    entity_db.link_tasks_to_projects(session, {key for _, key in w.projects.values()})
+    record_decisions(session, w.decisions, utcnow())
+    return w.stats

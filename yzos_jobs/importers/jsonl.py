@@ -11,7 +11,7 @@ the previous run stopped.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,19 +19,11 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
-from yzos_jobs.db.importer_state import content_digest, seen
+from yzos_jobs.db.importer_state import content_digest
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
 from yzos_jobs.db.sessions import upsert_activity_session
+from yzos_jobs.db.triage import queue_triage
 from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.engine import (
-    JudgedTriage,
-    SessionTriage,
-    TriagePerson,
-    TriageProject,
-    TriageTask,
-    judge_triage,
-    write_triage,
-)
 from yzos_jobs.importers.base import (
     FileImporter,
     OpenedFile,
@@ -43,6 +35,7 @@ from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.supply.pipeline import apply_entities
+from yzos_jobs.supply.triage import run_triage
 from yzos_jobs.text import clean_text, shown
 
 IMPORTER = "jsonl"
@@ -68,8 +61,15 @@ class SessionEnd:
     at: datetime | None
 
 
-# What a record becomes before it is written; a triage is judged (JudgedTriage) just before.
-Item = NewCandidate | AppRecord | SessionTriage | JudgedTriage | SessionEnd
+@dataclass(frozen=True)
+class TriageRecord:
+    """A triage record's proposals, queued for session triage (`supply/triage.py`)."""
+
+    proposals: dict[str, list[dict[str, str | None]]]
+
+
+# What a record becomes before it is written.
+Item = NewCandidate | AppRecord | TriageRecord | SessionEnd
 
 
 def parse_line(raw: bytes, where: Position) -> Record | None:
@@ -125,19 +125,18 @@ def _items(rec: Record, key: str, field_names: tuple[str, ...]) -> list[dict[str
     return [{f: clean_text(v.get(f), 2000) for f in field_names} for v in value]
 
 
-def _triage(rec: Record) -> SessionTriage:
-    projects = [
-        TriageProject(p["name"], p["path"], p["summary"])
-        for p in _items(rec, "projects", ("name", "path", "summary"))
-        if p["name"]
-    ]
-    tasks = [
-        TriageTask(t["title"], t["project"], t["summary"])
-        for t in _items(rec, "tasks", ("title", "project", "summary"))
-        if t["title"]
-    ]
-    persons = [TriagePerson(p["name"]) for p in _items(rec, "persons", ("name",)) if p["name"]]
-    return SessionTriage(projects, tasks, persons)
+def _triage(rec: Record) -> TriageRecord:
+    fields = {
+        "projects": ("name", ("name", "path", "summary")),
+        "tasks": ("title", ("title", "project", "summary")),
+        "persons": ("name", ("name",)),
+    }
+    return TriageRecord(
+        {
+            key: [item for item in _items(rec, key, names) if item[required]]
+            for key, (required, names) in fields.items()
+        }
+    )
 
 
 def _item(rec: Record, limit: int) -> Item:
@@ -166,7 +165,6 @@ class JsonlImporter(FileImporter):
 
     def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
         super().__init__(ctx, progress)
-        self.markers = ctx.settings.noise_filter.work_dir_segments
 
     def import_file(self, path: Path) -> None:
         opened = self.open_file(path)
@@ -184,30 +182,18 @@ class JsonlImporter(FileImporter):
             batch.append(unit)
             # A triage sees what came before it; a session end promotes its session's
             # candidates: both are written (and the end acted on) before the next record.
-            if len(batch) >= BATCH or isinstance(unit.item, SessionTriage | SessionEnd):
+            if len(batch) >= BATCH or isinstance(unit.item, TriageRecord | SessionEnd):
                 self._flush(opened, batch, end)
                 batch = []
         self._flush(opened, batch, end)
 
     def _flush(self, opened: OpenedFile, batch: list[Unit[Item]], end: int) -> None:
-        written = self.commit(opened, self._judged(batch), end, self._write)
+        written = self.commit(opened, batch, end, self._write)
+        if written.triages:
+            # Applied right away where it can be; what fails waits for entity_promote.
+            self.stats.triaged += run_triage(self.ctx, only=written.triages).triaged
         for session_id in written.ended:
             self.stats.promoted += apply_entities(self.ctx, session_id).promoted
-
-    def _judged(self, batch: list[Unit[Item]]) -> list[Unit[Item]]:
-        """Triage records with their verdicts. The LLM is asked before the write transaction,
-        and only about records not imported before."""
-        triage = [u for u in batch if isinstance(u.item, SessionTriage)]
-        if not triage:
-            return batch
-        with self.ctx.sessions() as s:
-            done = seen(s, IMPORTER, [u.key for u in triage])
-        judged: list[Unit[Item]] = []
-        for u in batch:
-            if isinstance(u.item, SessionTriage) and u.key not in done:
-                u = replace(u, item=judge_triage(self.ctx, u.key[0], u.item))
-            judged.append(u)
-        return judged
 
     def _write(self, session: Session, units: list[Unit[Item]]) -> Written:
         # Counted here and merged only after the commit: a retried or rolled-back transaction
@@ -222,9 +208,14 @@ class JsonlImporter(FileImporter):
                 candidates.append(item)
             elif isinstance(item, AppRecord):
                 apps.append(item)
-            elif isinstance(item, JudgedTriage):
-                write_triage(session, item, self.markers)
-                counts.triaged += 1
+            elif isinstance(item, TriageRecord):
+                session_id, record_id = unit.key
+                upsert_activity_session(session, IMPORTER, session_id)
+                queued = queue_triage(
+                    session, IMPORTER, session_id, record_id, "proposals", item.proposals, utcnow()
+                )
+                if queued is not None:
+                    written.triages.append(queued)
             elif isinstance(item, SessionEnd):
                 session_id = unit.key[0]
                 ended_at = item.at or utcnow()

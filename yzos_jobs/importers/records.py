@@ -84,12 +84,14 @@ class ImportStats:
 
 @dataclass
 class Written:
-    """What one transaction of an importer wrote: counts, and the sessions it ended (promoted
-    inline once it has committed)."""
+    """What one transaction of an importer wrote: counts, the sessions it ended and the triages
+    it queued (both acted on once it has committed)."""
 
     stats: ImportStats = field(default_factory=ImportStats)
     ended: list[str] = field(default_factory=list)
+    triages: list[int] = field(default_factory=list)  # queued session triages
 
     def add(self, other: Written) -> None:
         self.stats.merge(other.stats)
         self.ended.extend(other.ended)
+        self.triages.extend(other.triages)

@@ -6,7 +6,7 @@ speak of them without importing the judge; `entity/classifier.py` re-exports the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.errors import ClassifierError
+from yzos_jobs.inference.schema import Field
 from yzos_jobs.kinds import VerdictKind
 
 
@@ -108,6 +109,18 @@ class Classified:
     usage: ClassifierUsage
 
 
+class VerdictStore(Protocol):
+    """Cached model replies keyed by (model id, prompt version, input hash), with a TTL."""
+
+    def get_many(
+        self, model_id: str, prompt_version: str, hashes: Iterable[str]
+    ) -> dict[str, dict[str, Any]]: ...
+
+    def put_many(
+        self, model_id: str, prompt_version: str, verdicts: Mapping[str, dict[str, Any]]
+    ) -> None: ...
+
+
 class Judge(Protocol):
     """What jobs need of the classifier (entity/classifier.py's `Classifier` is the one)."""
 
@@ -124,7 +137,12 @@ class Judge(Protocol):
     def complete(
         self,
         messages: list[dict[str, str]],
-        constraint: dict[str, Any],
+        shape: Field,
         max_tokens: int,
         breaker: CircuitBreaker,
     ) -> str: ...
+
+    @property
+    def replies(self) -> VerdictStore | None:
+        """The cache of model replies (verdicts, triage replies), when there is one."""
+        ...

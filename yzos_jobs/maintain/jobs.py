@@ -26,6 +26,7 @@ from yzos_jobs.inference.types import ClassifierUsage, ClassifyInput, ClassifyOu
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
 from yzos_jobs.logging import get_logger
+from yzos_jobs.supply.triage import run_triage
 
 log = get_logger(__name__)
 
@@ -33,11 +34,14 @@ JobStats = dict[str, Any]
 
 
 def run_entity_promote(ctx: JobContext) -> JobStats:
-    """Promote pending candidates, batch by batch, until none are left or a stop is asked for."""
+    """Triage the closed sessions that wait for it, then promote pending candidates, batch by
+    batch, until none are left or a stop is asked for."""
     started = time.monotonic()
     with transaction(ctx.sessions) as s:
         reclaimed = reclaim_expired(s, utcnow())
-        if ctx.total is not None:
+    triaged = run_triage(ctx)
+    if ctx.total is not None:
+        with ctx.sessions() as s:
             ctx.total(count_by_status(s).get("pending", 0))
     run = promote_pending(
         ctx, "fallback", max_attempts=ctx.settings.jobs.entity_promote.max_attempts
@@ -48,7 +52,8 @@ def run_entity_promote(ctx: JobContext) -> JobStats:
         "reclaimed": reclaimed,
         "batches": run.batches,
         "stopped": ctx.stop.is_set(),
-        **run.usage.counts(),
+        **triaged.counts(),
+        **(run.usage + triaged.usage).counts(),
         "seconds": round(time.monotonic() - started, 3),
     }
 

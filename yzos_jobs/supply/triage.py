@@ -1,0 +1,292 @@
+"""Session triage inside `entity_promote` (and right after a JSONL import): the seed's
+`apply_session_triage`.
+
+Each waiting triage is claimed with a lease. A coding session's digest is read by one chat call
+(cached by the digest, the open tasks offered and the prompt version); a JSONL record brings its
+proposals itself. Every proposal is judged through classify(), and then everything is written in
+one transaction — or nothing is: a failed triage call or a failed judgement leaves the triage
+pending for the next run (what was answered is cached, so only what failed is asked again), and
+after `triage.max_attempts` a session's held candidates go the line-level way. Proposals get no
+structural fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any
+
+from yzos_jobs.db import triage as triage_db
+from yzos_jobs.db.engine import run_in_transaction, transaction
+from yzos_jobs.db.entities import project_key
+from yzos_jobs.db.leases import LeaseKeeper
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.entity.engine import (
+    JudgedTriage,
+    SessionTriage,
+    TriagePerson,
+    TriageProject,
+    TriageTask,
+    judge_triage,
+    write_triage,
+)
+from yzos_jobs.entity.triage import (
+    TriageReply,
+    build_triage_prompt,
+    digest_data,
+    digest_line_numbers,
+    parse_triage_reply,
+    parse_triage_text,
+    triage_input_hash,
+    triage_prompt_version,
+)
+from yzos_jobs.inference.errors import ClassifierError, LlmInvalidOutput
+from yzos_jobs.inference.schema import triage_shape
+from yzos_jobs.inference.types import ClassifierUsage
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.logging import get_logger
+
+log = get_logger(__name__)
+
+
+@dataclass
+class TriageRun:
+    triaged: int = 0
+    retried: int = 0
+    exhausted: int = 0
+    lost: int = 0
+    created: int = 0
+    merged: int = 0
+    rejected: int = 0
+    evidence: int = 0
+    sightings: int = 0
+    usage: ClassifierUsage = field(default_factory=ClassifierUsage)
+
+    def add(self, other: TriageRun) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def counts(self) -> dict[str, int]:
+        return {
+            f"triage_{f.name}": getattr(self, f.name) for f in fields(self) if f.name != "usage"
+        }
+
+
+class _Lost(Exception):
+    """The triage changed hands (its lease ran out) before it was written: nothing is."""
+
+
+def _proposals_from_record(payload: Mapping[str, Any]) -> SessionTriage:
+    def items(key: str) -> list[Mapping[str, Any]]:
+        return [i for i in payload.get(key) or [] if isinstance(i, Mapping)]
+
+    return SessionTriage(
+        [TriageProject(p["name"], p.get("path"), p.get("summary")) for p in items("projects")],
+        [TriageTask(t["title"], t.get("project"), t.get("summary")) for t in items("tasks")],
+        [TriagePerson(p["name"]) for p in items("persons")],
+    )
+
+
+def _proposals_from_reply(reply: TriageReply, payload: Mapping[str, Any]) -> SessionTriage:
+    """The reply's proposals, with what the importer knew: the repository, the cited lines."""
+    name = reply.project or payload.get("project")
+    path = payload.get("project_path")
+    texts = {e["line"]: e["text"] for e in payload.get("lines") or [] if isinstance(e, Mapping)}
+    projects = [TriageProject(name, path)] if name else []
+    tasks = [
+        TriageTask(
+            t.title,
+            name,
+            next((texts[n] for n in t.lines if n in texts), None),
+            t.existing_task_id,
+            t.lines,
+        )
+        for t in reply.tasks
+    ]
+    return SessionTriage(projects, tasks, [TriagePerson(p) for p in reply.persons])
+
+
+def _ask(ctx: JobContext, t: triage_db.ClaimedTriage) -> tuple[TriageReply, ClassifierUsage]:
+    """The triage reply for a session's digest: from the cache, or from one chat call."""
+    cfg = ctx.settings.triage
+    with ctx.sessions() as s:
+        offered = triage_db.open_tasks(
+            s, project_key(t.payload.get("project_path")), cfg.max_open_tasks
+        )
+    digest = digest_data(t.payload, cfg.max_digest_chars)
+    contract = {
+        "offered": {tid for tid, _ in offered},
+        "digest_lines": digest_line_numbers(digest),
+        "max_tasks": cfg.max_tasks,
+    }
+    model = ctx.classifier.active_model_id()
+    assert model is not None
+    version, key = triage_prompt_version(cfg.max_tasks), triage_input_hash(digest, offered)
+    cache = ctx.classifier.replies
+    if cache is not None and (hit := cache.get_many(model, version, [key]).get(key)):
+        try:
+            return parse_triage_reply(hit, **contract), ClassifierUsage(cache_hits=1)
+        except LlmInvalidOutput:
+            pass  # a damaged entry is simply asked again
+    text = ctx.classifier.complete(
+        build_triage_prompt(digest, offered, cfg.max_tasks),
+        triage_shape(cfg.max_tasks),
+        cfg.max_tokens,
+        ctx.breaker or ctx.classifier.new_breaker(),
+    )
+    reply = parse_triage_text(text, **contract)
+    if cache is not None:
+        cache.put_many(model, version, {key: reply.as_json()})
+    return reply, ClassifierUsage(llm_calls=1)
+
+
+def _judge(
+    ctx: JobContext, t: triage_db.ClaimedTriage, source_id: str
+) -> tuple[JudgedTriage | None, ClassifierUsage, str | None]:
+    """The triage's proposals, judged; or the error that leaves it for the next run."""
+    usage = ClassifierUsage()
+    if t.kind == "digest":
+        try:
+            reply, usage = _ask(ctx, t)
+        except ClassifierError as exc:
+            return None, ClassifierUsage(llm_calls=1, failures=1), f"triage call: {exc}"
+        proposals = _proposals_from_reply(reply, t.payload)
+    else:
+        proposals = _proposals_from_record(t.payload)
+    judged = judge_triage(ctx, source_id, proposals, _seen_at(t.payload))
+    usage += judged.usage
+    errors = judged.errors
+    return (judged, usage, None) if not errors else (None, usage, f"judging {errors[0]}")
+
+
+def _seen_at(payload: Mapping[str, Any]) -> datetime | None:
+    ended = payload.get("ended_at") or payload.get("started_at")
+    try:
+        at = datetime.fromisoformat(ended) if isinstance(ended, str) else None
+    except ValueError:
+        return None
+    return at.replace(tzinfo=UTC) if at is not None and at.tzinfo is None else at
+
+
+def apply_session_triage(ctx: JobContext, t: triage_db.ClaimedTriage) -> TriageRun:
+    """Triage one claimed session (or JSONL record) and write it all, or leave it waiting."""
+    run = TriageRun()
+    source_id = str(t.payload.get("source_id") or t.external_id)
+    cfg = ctx.settings.triage
+    if t.kind == "digest" and ctx.classifier.active_model_id() is None:
+        judged, error = None, "no model to triage with: the line-level path takes the session"
+        attempts_left = False
+    else:
+
+        def renew() -> None:
+            with transaction(ctx.sessions) as s:
+                lease_s = ctx.settings.jobs.entity_promote.lease_s
+                triage_db.extend_triage_lease(s, ctx.owner, [t.id], lease_s, utcnow())
+
+        with LeaseKeeper(renew, ctx.settings.jobs.entity_promote.lease_s):
+            judged, run.usage, error = _judge(ctx, t, source_id)
+        attempts_left = t.attempts < cfg.max_attempts
+    try:
+        if judged is not None:
+            _write(ctx, t, judged, source_id, run)
+        else:
+            _give_up_or_retry(ctx, t, source_id, error or "", attempts_left, run)
+    except _Lost:
+        run.lost += 1
+    return run
+
+
+def _write(
+    ctx: JobContext,
+    t: triage_db.ClaimedTriage,
+    judged: JudgedTriage,
+    source_id: str,
+    run: TriageRun,
+) -> None:
+    markers = ctx.settings.noise_filter.work_dir_segments
+
+    def work(s: Any) -> None:
+        held = triage_db.held_candidates(s, source_id) if t.kind == "digest" else []
+        stats = write_triage(s, judged, markers, held)
+        if not triage_db.settle_triage(s, ctx.owner, t.id, "done", utcnow()):
+            raise _Lost
+        for name in ("created", "merged", "rejected", "evidence", "sightings"):
+            setattr(run, name, getattr(stats, name))
+
+    run_in_transaction(ctx.sessions, work)
+    run.triaged += 1
+
+
+def _give_up_or_retry(
+    ctx: JobContext,
+    t: triage_db.ClaimedTriage,
+    source_id: str,
+    error: str,
+    attempts_left: bool,
+    run: TriageRun,
+) -> None:
+    def work(s: Any) -> None:
+        now = utcnow()
+        status = "pending" if attempts_left else "exhausted"
+        if not triage_db.settle_triage(s, ctx.owner, t.id, status, now, error):
+            raise _Lost
+        if not attempts_left:
+            triage_db.release_held(s, source_id, now)
+
+    run_in_transaction(ctx.sessions, work)
+    if attempts_left:
+        run.retried += 1
+        log.warning("session triage left for the next run", triage=t.id, error=error)
+    else:
+        run.exhausted += 1
+        log.warning("session triage given up: line-level candidates", triage=t.id, error=error)
+
+
+@contextmanager
+def _hand_back_on_error(ctx: JobContext) -> Iterator[None]:
+    """A run that fails hands its claimed triages back at once (best effort: the lease covers
+    them otherwise)."""
+    try:
+        yield
+    except BaseException:
+        with suppress(Exception), transaction(ctx.sessions) as s:
+            triage_db.release_owned_triage(s, ctx.owner, utcnow())
+        raise
+
+
+def run_triage(ctx: JobContext, only: Sequence[int] | None = None) -> TriageRun:
+    """Triage what waits (or only the triages named), a few at a time, until none is left."""
+    total = TriageRun()
+    lease_s = ctx.settings.jobs.entity_promote.lease_s
+    width = max(1, min(ctx.settings.llm.max_concurrency, 8))
+    if only is None:
+        with transaction(ctx.sessions) as s:
+            triage_db.reclaim_expired_triage(s, utcnow())
+    with (
+        _hand_back_on_error(ctx),
+        ThreadPoolExecutor(max_workers=width, thread_name_prefix="triage") as pool,
+    ):
+        cursor = 0  # a triage that failed waits for the next run, not for this one's next batch
+        while not ctx.stop.is_set():
+            limit = len(only) if only is not None else width
+            with transaction(ctx.sessions) as s:
+                batch = triage_db.claim_triage(
+                    s,
+                    ctx.owner,
+                    limit=limit,
+                    lease_s=lease_s,
+                    now=utcnow(),
+                    after_id=cursor,
+                    only=only,
+                )
+            if not batch:
+                break
+            cursor = batch[-1].id
+            for done in pool.map(lambda t: apply_session_triage(ctx, t), batch):
+                total.add(done)
+            if only is not None:
+                break
+    return total
