@@ -186,7 +186,7 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
             .where(EntityCandidate.raw_text == "Stolen")
             .values(claimed_by="other:2")
         )
-    stats = write_decisions(ctx, promote_candidate(ctx, batch, on_failure="fallback"))
+    stats = write_decisions(ctx, promote_candidate(ctx, batch, on_failure="fallback").result())
     assert (stats.promoted, stats.lost) == (1, 1)
     kept, stolen = candidates(ctx)
     assert kept.status == "promoted"

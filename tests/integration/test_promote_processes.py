@@ -68,14 +68,16 @@ def test_killed_run_loses_nothing(pg_url: str, tmp_path: Path) -> None:
         victim.wait(timeout=10)
         with ctx.sessions() as s:
             claimed = s.scalar(select(func.count()).where(EntityCandidate.status == "claimed"))
-        assert claimed == 20  # the batch in hand stays claimed by the dead process
+        # The batches in hand (one judged, the next queued behind it) stay claimed by the dead
+        # process; the third was never claimed.
+        assert claimed == 40
         time.sleep(2.5)  # its lease runs out
         rerun = run_cli("once", "entity_promote", "--json", env=env, timeout=120)
     assert rerun.returncode == 0, rerun.stderr
     import json
 
     stats = json.loads(rerun.stdout)
-    assert stats["reclaimed"] == 20
+    assert stats["reclaimed"] == 40
     rows = candidates(ctx)
     assert {c.status for c in rows} == {"promoted"} and len(rows) == 60
     assert len(entities(ctx)) == 60

@@ -43,9 +43,17 @@ class LeaseKeeper:
             except Exception as exc:  # the next renewal or the lease itself covers a blip
                 log.warning("lease renewal failed", error=str(exc))
 
-    def __enter__(self) -> LeaseKeeper:
+    def start(self) -> LeaseKeeper:
         self._thread.start()
         return self
+
+    def stop(self) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def __enter__(self) -> LeaseKeeper:
+        return self.start()
 
     def __exit__(
         self,
@@ -53,5 +61,4 @@ class LeaseKeeper:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._done.set()
-        self._thread.join()
+        self.stop()

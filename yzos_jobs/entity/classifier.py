@@ -13,7 +13,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -337,6 +337,8 @@ class Classifier:
         self._api_key = api_key
         self._client = client
         self._slots = threading.BoundedSemaphore(profile.max_concurrency)
+        self._executor: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     @property
     def client(self) -> OpenAI:
@@ -358,76 +360,40 @@ class Classifier:
     def classify_many(
         self, inputs: Sequence[ClassifyInput], breaker: CircuitBreaker | None = None
     ) -> Classified:
-        """Judge a batch: identical inputs asked once, cached verdicts served, the rest asked with
-        bounded concurrency. Returns every input's outcome, in order, with what it cost.
+        """Judge a batch and wait for it (see `submit_many`)."""
+        return self.submit_many(inputs, breaker).result()
+
+    def submit_many(
+        self, inputs: Sequence[ClassifyInput], breaker: CircuitBreaker | None = None
+    ) -> Future[Classified]:
+        """Start judging a batch: identical inputs asked once, cached verdicts served, the rest
+        queued on this classifier's pool of `max_concurrency` workers, behind the batches
+        submitted before. The future holds every input's outcome, in order, with what it cost.
         `breaker`: the job run's circuit breaker (a batch of its own when none is given)."""
         started = time.monotonic()
         model_id = self.scheduler.active_model_id()
         if model_id is None:
+            done: Future[Classified] = Future()
             outcomes = [ClassifyOutcome(dry_run_verdict(i), None, "dry_run", None) for i in inputs]
-            return Classified(outcomes, ClassifierUsage(seconds=time.monotonic() - started))
+            usage = ClassifierUsage(seconds=time.monotonic() - started)
+            done.set_result(Classified(outcomes, usage))
+            return done
         inputs = self._with_app_metadata(inputs)
         prompt = self.prompt()
         hashes = [input_hash(i, self.profile.context_chars) for i in inputs]
         distinct = dict(zip(reversed(hashes), reversed(inputs), strict=True))
-        results = self._cached(model_id, prompt.version, distinct)
-        cache_hits = len(results)
-        tally = _Tally()
-        misses = [h for h in dict.fromkeys(hashes) if h not in results]
-        latencies = self._ask_misses(
-            [distinct[h] for h in misses],
-            misses,
-            results,
-            breaker or self.new_breaker(),
-            tally,
-            prompt,
-        )
-        fresh = {h: results[h][0].model_dump() for h in misses if results[h][0] is not None}
-        if self.cache is not None and fresh:
-            self.cache.put_many(model_id, prompt.version, fresh)  # type: ignore[arg-type]
-        outcomes = [
-            ClassifyOutcome(
-                results[h][0],
-                results[h][1],
-                results[h][2] if results[h][1] is None else None,
-                model_id,
-                prompt.version,
-                latencies.get(h),
-            )
-            for h in hashes
-        ]
-        usage = ClassifierUsage(
-            llm_calls=tally.llm_calls,
-            cache_hits=cache_hits,
-            deduplicated=len(inputs) - len(distinct),
-            failures=tally.failures,
-            seconds=time.monotonic() - started,
-            latencies_s=tuple(tally.latencies),
-        )
-        return Classified(outcomes, usage)
+        cached = self._cached(model_id, prompt.version, distinct)
+        batch = _Batch(self, model_id, prompt, hashes, distinct, cached, started)
+        batch.start(breaker or self.new_breaker())
+        return batch.future
 
-    def _ask_misses(
-        self,
-        asks: list[ClassifyInput],
-        keys: list[str],
-        results: dict[str, _Result],
-        breaker: CircuitBreaker,
-        tally: _Tally,
-        prompt: Prompt,
-    ) -> dict[str, int]:
-        """Ask the model about each input not cached; fills `results`, returns latencies (ms)."""
-        latencies: dict[str, int] = {}
-        if not asks:
-            return latencies
-        workers = min(self.profile.max_concurrency, len(asks))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="classify") as pool:
-            answers = pool.map(
-                lambda inp: _timed(self._ask, inp, breaker, tally, prompt.system), asks
-            )
-            for key, ((verdict, error), ms) in zip(keys, answers, strict=True):
-                results[key] = (verdict, error, "llm")
-                latencies[key] = ms
-        return latencies
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(
+                    max_workers=self.profile.max_concurrency, thread_name_prefix="classify"
+                )
+            return self._executor
 
     def new_breaker(self) -> CircuitBreaker:
         return CircuitBreaker(self.profile.breaker_threshold)
@@ -557,6 +523,92 @@ class Classifier:
             limit = max_tokens or self.profile.max_tokens
             raise LlmInvalidOutput(f"reply cut at max_tokens = {limit}")
         return reply
+
+
+class _Batch:
+    """One submitted batch: its misses run on the classifier's pool; the worker that answers the
+    last one stores the fresh verdicts and completes the future."""
+
+    def __init__(
+        self,
+        classifier: Classifier,
+        model_id: str,
+        prompt: Prompt,
+        hashes: list[str],
+        distinct: dict[str, ClassifyInput],
+        results: dict[str, _Result],
+        started: float,
+    ) -> None:
+        self.classifier, self.model_id, self.prompt = classifier, model_id, prompt
+        self.hashes, self.distinct, self.results = hashes, distinct, results
+        self.cache_hits = len(results)
+        self.misses = [h for h in dict.fromkeys(hashes) if h not in results]
+        self.started = started
+        self.tally = _Tally()
+        self.latencies: dict[str, int] = {}
+        self.future: Future[Classified] = Future()
+        self._left = len(self.misses)
+        self._lock = threading.Lock()
+
+    def start(self, breaker: CircuitBreaker) -> None:
+        if not self.misses:
+            self._finish()
+            return
+        pool = self.classifier._pool()
+        for key in self.misses:
+            pool.submit(self._one, key, breaker)
+
+    def _one(self, key: str, breaker: CircuitBreaker) -> None:
+        ask, system = self.classifier._ask, self.prompt.system
+        try:
+            (verdict, error), ms = _timed(ask, self.distinct[key], breaker, self.tally, system)
+        except Exception as exc:  # this input's outcome, never the pool's
+            (verdict, error), ms = (None, _unexpected(exc)), 0
+        with self._lock:
+            self.results[key] = (verdict, error, "llm")
+            self.latencies[key] = ms
+            self._left -= 1
+            last = self._left == 0
+        if last:
+            self._finish()
+
+    def _finish(self) -> None:
+        try:
+            self.future.set_result(self._classified())
+        except Exception as exc:  # the cache write failed: the batch's caller sees why
+            self.future.set_exception(exc)
+
+    def _classified(self) -> Classified:
+        fresh = {
+            h: verdict.model_dump()
+            for h in self.misses
+            if (verdict := self.results[h][0]) is not None
+        }
+        cache = self.classifier.cache
+        if cache is not None and fresh:
+            cache.put_many(self.model_id, self.prompt.version, fresh)
+        outcomes = []
+        for h in self.hashes:
+            verdict, error, source = self.results[h]
+            outcomes.append(
+                ClassifyOutcome(
+                    verdict,
+                    error,
+                    source if error is None else None,
+                    self.model_id,
+                    self.prompt.version,
+                    self.latencies.get(h),
+                )
+            )
+        usage = ClassifierUsage(
+            llm_calls=self.tally.llm_calls,
+            cache_hits=self.cache_hits,
+            deduplicated=len(self.hashes) - len(self.distinct),
+            failures=self.tally.failures,
+            seconds=time.monotonic() - self.started,
+            latencies_s=tuple(self.tally.latencies),
+        )
+        return Classified(outcomes, usage)
 
 
 def _unexpected(exc: Exception) -> LlmFailed:

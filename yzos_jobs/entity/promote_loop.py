@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -13,12 +14,23 @@ from yzos_jobs.db.dialect import PlannerStatsKeeper
 from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.decisions import FailurePolicy
-from yzos_jobs.entity.updater import PromoteStats, promote_candidate, write_decisions
+from yzos_jobs.entity.updater import (
+    JudgedBatch,
+    PromoteStats,
+    promote_candidate,
+    write_decisions,
+)
 from yzos_jobs.inference.types import ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 
 log = get_logger(__name__)
+
+# Batches being judged at once: the next batch's requests queue behind this one's, so no slot
+# of the model server idles at a batch's tail while it is written.
+JUDGING_DEPTH = 2
+# Candidates claimed per batch when no model is configured (no LLM call bounds a batch).
+DRY_RUN_BATCH = 1000
 
 
 @dataclass
@@ -46,6 +58,23 @@ def _hand_back_on_error(ctx: JobContext) -> Iterator[None]:
         raise
 
 
+def _claim(
+    ctx: JobContext, after_id: int, size: int, source_ids: Sequence[str] | None, dry_run: bool
+) -> list[queue.ClaimedCandidate]:
+    with transaction(ctx.sessions) as s:
+        return queue.claim_batch(
+            s,
+            ctx.owner,
+            limit=size,
+            lease_s=ctx.settings.jobs.entity_promote.lease_s,
+            now=utcnow(),
+            after_id=after_id,
+            source_ids=source_ids,
+            # Without a model, a candidate with no suggested kind waits for a real judge.
+            with_suggested_kind=dry_run,
+        )
+
+
 def promote_pending(
     ctx: JobContext,
     on_failure: FailurePolicy,
@@ -55,9 +84,9 @@ def promote_pending(
     call_site: str = "promote_candidate",
 ) -> PromoteRun:
     """The promote loop, shared by `entity_promote` and session end: claim a batch, judge it,
-    write it, until none is left (or a stop is asked for). Two stages: while one batch is
-    written, the next is claimed and judged. `call_site` names the writes in the decision trail
-    (promote_candidate, apply_entities)."""
+    write it, until none is left (or a stop is asked for). Stages overlap: while one batch is
+    written, the next ones are claimed and judged. `call_site` names the writes in the decision
+    trail (promote_candidate, apply_entities)."""
     cfg = ctx.settings.jobs.entity_promote
     run = PromoteRun(PromoteStats(), ClassifierUsage())
     with transaction(ctx.sessions) as s:
@@ -71,29 +100,27 @@ def promote_pending(
                 planner.grew(s, stats.promoted)
 
     cursor, dry_run = 0, ctx.classifier.active_model_id() is None
+    # Without a model nothing but the database bounds a batch: the job picks its own size.
+    size = max(cfg.batch_size, DRY_RUN_BATCH) if dry_run else cfg.batch_size
+    judging: deque[Future[JudgedBatch]] = deque()
+    exhausted = False
     with (
         _hand_back_on_error(ctx),
         ThreadPoolExecutor(max_workers=1, thread_name_prefix="promote-writer") as writer,
     ):
         writing: Future[PromoteStats] | None = None
-        while not ctx.stop.is_set():
-            with transaction(ctx.sessions) as s:
-                batch = queue.claim_batch(
-                    s,
-                    ctx.owner,
-                    limit=cfg.batch_size,
-                    lease_s=cfg.lease_s,
-                    now=utcnow(),
-                    after_id=cursor,
-                    source_ids=source_ids,
-                    # Without a model, a candidate with no suggested kind waits for a real judge.
-                    with_suggested_kind=dry_run,
-                )
-            if not batch:
+        while True:
+            while not exhausted and len(judging) < JUDGING_DEPTH and not ctx.stop.is_set():
+                batch = _claim(ctx, cursor, size, source_ids, dry_run)
+                if not batch:
+                    exhausted = True
+                    break
+                cursor = batch[-1].id
+                run.batches += 1
+                judging.append(promote_candidate(ctx, batch, on_failure, max_attempts))
+            if not judging:
                 break
-            cursor = batch[-1].id
-            run.batches += 1
-            judged = promote_candidate(ctx, batch, on_failure, max_attempts)
+            judged = judging.popleft().result()
             run.usage += judged.usage
             if writing is not None:
                 collect(writing)

@@ -9,7 +9,7 @@ is left alone.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from contextlib import nullcontext
+from concurrent.futures import Future
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
@@ -35,7 +35,7 @@ from yzos_jobs.entity.decisions import (
     prepare,
 )
 from yzos_jobs.entity.trail import candidate_decision
-from yzos_jobs.inference.types import ClassifierUsage, ClassifyOutcome
+from yzos_jobs.inference.types import Classified, ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
 
 
@@ -67,20 +67,33 @@ def promote_candidate(
     batch: Sequence[ClaimedCandidate],
     on_failure: FailurePolicy,
     max_attempts: int | None = None,
-) -> JudgedBatch:
-    """Judge a claimed batch through classify() (leases kept alive meanwhile) and decide what each
-    verdict means; `write_decisions` writes it. Candidates past `max_attempts` are not sent to the
-    LLM again: they take the failure path."""
+) -> Future[JudgedBatch]:
+    """Start judging a claimed batch through classify() (its leases kept alive meanwhile); the
+    future holds what each verdict means, for `write_decisions` to write. Candidates past
+    `max_attempts` are not sent to the LLM again: they take the failure path."""
     ask = [c for c in batch if max_attempts is None or c.attempts <= max_attempts]
     lease_s = ctx.settings.jobs.entity_promote.lease_s
-    ids = [c.id for c in batch]
-    keeper = LeaseKeeper.for_candidates(ctx.sessions, ctx.owner, ids, lease_s)
-    with keeper if ask else nullcontext():
-        result = ctx.classifier.classify_many([candidate_input(c) for c in ask], ctx.breaker)
-    by_id: dict[int, ClassifyOutcome] = dict(zip((c.id for c in ask), result.outcomes, strict=True))
-    decisions = [prepare(c, decide(c, by_id.get(c.id), on_failure), by_id.get(c.id)) for c in batch]
-    failed = sum(o.error is not None for o in result.outcomes)
-    return JudgedBatch(decisions, failed, result.usage)
+    keeper = LeaseKeeper.for_candidates(ctx.sessions, ctx.owner, [c.id for c in batch], lease_s)
+    if ask:
+        keeper.start()
+    classified = ctx.classifier.submit_many([candidate_input(c) for c in ask], ctx.breaker)
+    judged: Future[JudgedBatch] = Future()
+
+    def decide_all(done: Future[Classified]) -> None:
+        keeper.stop()
+        try:
+            result = done.result()
+            by_id = dict(zip((c.id for c in ask), result.outcomes, strict=True))
+            decisions = [
+                prepare(c, decide(c, by_id.get(c.id), on_failure), by_id.get(c.id)) for c in batch
+            ]
+            failed = sum(o.error is not None for o in result.outcomes)
+            judged.set_result(JudgedBatch(decisions, failed, result.usage))
+        except BaseException as exc:
+            judged.set_exception(exc)
+
+    classified.add_done_callback(decide_all)
+    return judged
 
 
 def update_existing(

@@ -7,6 +7,7 @@ speak of them without importing the judge; `entity/classifier.py` re-exports the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -131,6 +132,10 @@ class Judge(Protocol):
     def classify_many(
         self, inputs: Sequence[ClassifyInput], breaker: CircuitBreaker | None = None
     ) -> Classified: ...
+
+    def submit_many(
+        self, inputs: Sequence[ClassifyInput], breaker: CircuitBreaker | None = None
+    ) -> Future[Classified]: ...
 
     def new_breaker(self) -> CircuitBreaker: ...
 
