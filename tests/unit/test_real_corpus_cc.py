@@ -1,19 +1,18 @@
 """The real Claude Code and app-metadata corpus: labels point at real records, every fixture is
 accounted for in SOURCES, and the corpus stays within its size budget.
 
-The corpus root is tests/fixtures/real; YZOS_REAL_CORPUS points the same checks at a copy kept
-elsewhere (same layout: claude-code/, apps/, SOURCES, labels-claude-code.jsonl)."""
+The corpus root is tests/fixtures/real (layout: claude-code/, apps/, SOURCES,
+labels-claude-code.jsonl)."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-CORPUS = Path(os.environ.get("YZOS_REAL_CORPUS") or Path(__file__).parents[1] / "fixtures" / "real")
+CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 LABELS = CORPUS / "labels-claude-code.jsonl"
 LABEL_KEYS = {
     "source",
@@ -25,7 +24,7 @@ LABEL_KEYS = {
     "items",
     "persons",
 }
-CC_BUDGET_BYTES = 2_300_000
+CC_BUDGET_BYTES = 2_000_000
 CC_MAX_FILES = 40
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000
