@@ -26,6 +26,33 @@ def _allowed_age(settings: Settings, job: str) -> timedelta:
     return timedelta(hours=2 * settings.jobs.entity_purge_v06.interval_h)
 
 
+def fallback_share(stats: dict[str, Any]) -> float | None:
+    """The share of a promote run's decisions made by the structural fallback (the LLM down);
+    None when the run decided nothing."""
+    decided = sum(int(stats.get(k) or 0) for k in ("promoted", "merged", "rejected"))
+    if decided == 0:
+        return None
+    by_fallback = int(stats.get("fallback") or 0) + int(stats.get("fallback_rejected") or 0)
+    return by_fallback / decided
+
+
+def _fallback_problem(session: Session, settings: Settings) -> str | None:
+    """The last promote run that decided anything: did the fallback decide too much of it?"""
+    for run in runs.recent_runs(session, "entity_promote", 50):
+        share = fallback_share(run.stats or {}) if run.status == "succeeded" else None
+        if share is None:
+            continue
+        limit = settings.jobs.max_fallback_share
+        if share > limit:
+            return (
+                f"entity_promote: {share:.0%} of the last run's decisions came from the "
+                f"structural fallback (the LLM failed), more than jobs.max_fallback_share "
+                f"{limit:.0%}"
+            )
+        return None
+    return None
+
+
 def collect_status(session: Session, settings: Settings) -> dict[str, Any]:
     now = utcnow()
     entities = count_by_kind_and_status(session)
@@ -48,6 +75,8 @@ def collect_status(session: Session, settings: Settings) -> dict[str, Any]:
             problems.append(f"{name}: last run failed: {run.error}")
         elif overdue:
             problems.append(f"{name}: overdue (last run {int(age.total_seconds())} s ago)")
+    if (fallback := _fallback_problem(session, settings)) is not None:
+        problems.append(fallback)
     return {
         "candidates": count_by_status(session),
         "entities": entities,

@@ -35,6 +35,9 @@ def upgrade() -> None:
     with op.batch_alter_table("entity_candidates") as batch:
         batch.add_column(sa.Column("project_path", sa.Text()))
         batch.add_column(sa.Column("source_line", sa.Integer()))
+        # What an entity was seen with (its app, for the purge) and merges look candidates up
+        # by entity.
+        batch.create_index("ix_entity_candidates_entity_id", ["entity_id"])
     with op.batch_alter_table("entities") as batch:
         batch.add_column(sa.Column("project_id", BigId))
         batch.add_column(
@@ -88,5 +91,6 @@ def downgrade() -> None:
         batch.drop_column("project_key")
         batch.drop_column("project_id")
     with op.batch_alter_table("entity_candidates") as batch:
+        batch.drop_index("ix_entity_candidates_entity_id")
         batch.drop_column("source_line")
         batch.drop_column("project_path")

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session, aliased
 
 from yzos_jobs.db.aliases import resolve_aliases
 from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows, upsert_insert
-from yzos_jobs.db.models import Entity, EntityOverride, EntitySighting
+from yzos_jobs.db.models import Entity, EntityCandidate, EntityOverride, EntitySighting
 
 EntityKey = tuple[str, str, str]  # (kind, normalized_name, project_key)
 
@@ -354,6 +354,23 @@ def entities_to_rejudge(
     )
     rows = [EntityToJudge(*row) for row in session.execute(stmt) if row[0] not in exclude]
     return rows[:limit]
+
+
+def apps_seen_with(session: Session, ids: Sequence[int]) -> dict[int, str]:
+    """The app each entity was last seen in (the bundle id of its latest candidate that had one)."""
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(EntityCandidate.entity_id, EntityCandidate.app_bundle_id)
+        .where(
+            EntityCandidate.entity_id.in_(list(ids)), EntityCandidate.app_bundle_id.is_not(None)
+        )
+        .order_by(EntityCandidate.id.desc())
+    )
+    seen: dict[int, str] = {}
+    for eid, bundle in rows:
+        seen.setdefault(eid, bundle)
+    return seen
 
 
 def latest_sighting_summaries(session: Session, ids: Sequence[int]) -> dict[int, str]:

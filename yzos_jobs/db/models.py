@@ -114,7 +114,7 @@ class EntityCandidate(Base):
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     attempts: Mapped[int] = mapped_column(server_default=text("0"))
     entity_id: Mapped[int | None] = mapped_column(
-        BigId, ForeignKey("entities.id", ondelete="SET NULL")
+        BigId, ForeignKey("entities.id", ondelete="SET NULL"), index=True
     )
     verdict: Mapped[dict[str, Any] | None] = mapped_column(Json)
     reject_reason: Mapped[str | None] = mapped_column(Text)

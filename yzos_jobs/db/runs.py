@@ -152,3 +152,14 @@ def recent_owners(session: Session, since: datetime) -> list[tuple[str, datetime
         .order_by(JobRun.owner)
     )
     return [(owner, at) for owner, at in rows]
+
+
+def recent_runs(session: Session, job_name: str, limit: int) -> list[RunRow]:
+    """The job's latest runs, newest first."""
+    rows = session.execute(
+        select(*_ROW_COLUMNS)
+        .where(JobRun.job_name == job_name)
+        .order_by(JobRun.started_at.desc())
+        .limit(limit)
+    )
+    return [RunRow(*row) for row in rows]

@@ -44,7 +44,8 @@ class PromoteStats:
     promoted: int = 0
     merged: int = 0
     rejected: int = 0
-    fallback: int = 0
+    fallback: int = 0  # promoted by the structural fallback (the LLM failed)
+    fallback_rejected: int = 0  # rejected by it
     skipped: int = 0
     failed: int = 0
     lost: int = 0
@@ -155,6 +156,7 @@ def _split(
             verdict, reason = decision.verdict, decision.reason
             split.rejected.append(FinishedCandidate(candidate.id, None, verdict, reason))
             split.record(item, "rejected", None)
+            stats.fallback_rejected += reason.startswith("fallback:")
         else:
             split.release.append(candidate.id)
 

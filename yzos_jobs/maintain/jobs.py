@@ -72,12 +72,17 @@ class PurgeStats:
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
-def _rejudge_input(entity: entity_db.EntityToJudge, summary: str | None) -> ClassifyInput:
+def _rejudge_input(
+    entity: entity_db.EntityToJudge, summary: str | None, app: str | None
+) -> ClassifyInput:
+    """What the judge sees again: the name, the latest context, and the app it was seen in (the
+    classifier shows that app's name and category, as at promotion)."""
     return ClassifyInput(
         raw_text=entity.display_name,
         source_kind="cron",
         source_id=f"entity:{entity.id}",
         suggested_kind=entity.kind,
+        app_bundle_id=app,
         surrounding_text=summary or entity.summary,
     )
 
@@ -200,11 +205,12 @@ def _rejudge_batch(
     with ctx.sessions() as s:
         entities = entity_db.entities_to_rejudge(s, run_started, failed_ids, limit)
         latest = entity_db.latest_sighting_summaries(s, [e.id for e in entities])
+        apps = entity_db.apps_seen_with(s, [e.id for e in entities])
     if not entities:
         return None
     summaries = {eid: text for eid, raw in latest.items() if (text := meaningful_summary(raw))}
     classified = ctx.classifier.classify_many(
-        [_rejudge_input(e, summaries.get(e.id)) for e in entities], ctx.breaker
+        [_rejudge_input(e, summaries.get(e.id), apps.get(e.id)) for e in entities], ctx.breaker
     )
     outcomes = classified.outcomes
     failed_ids.update(e.id for e, o in zip(entities, outcomes, strict=True) if o.error)
