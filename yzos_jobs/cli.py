@@ -218,6 +218,36 @@ def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> N
         raise SystemExit(EXIT_FAILURE)
 
 
+@cli.command("eval-triage")
+@click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--no-cache", is_flag=True, help="Ignore cached triage replies (measure the model).")
+@pass_app
+def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> None:
+    """Score the configured model's session triage on labelled sessions: proposed tasks against
+    the work items a person named (precision, recall, duplicate rate, calls, latency)."""
+    from yzos_jobs.entity.triage_evaluation import evaluate_triage, render_triage_report
+
+    classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
+    if classifier.active_model_id() is None:
+        _fail(
+            click.get_current_context(),
+            "eval-triage needs a model: set [llm] backend = \"openai\" (dry_run triages nothing)",
+            EXIT_USAGE,
+        )
+        return
+    try:
+        report = evaluate_triage(classifier, app.settings, dataset, use_cache=not no_cache)
+    except UnicodeDecodeError as exc:
+        _fail(
+            click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE
+        )
+        return
+    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_triage_report(report))
+    if report.sessions == 0:
+        raise SystemExit(EXIT_FAILURE)
+
+
 def _job_context(app: AppContext) -> JobContext:
     return JobContext(
         settings=app.settings,

@@ -10,6 +10,7 @@ reply to the offered task ids, the digest's lines and the bounds.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -17,11 +18,14 @@ from typing import Any
 from blake3 import blake3
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from yzos_jobs.config import TriageSettings
 from yzos_jobs.entity.decisions import display_name
-from yzos_jobs.inference.errors import LlmInvalidOutput
+from yzos_jobs.inference.breaker import CircuitBreaker
+from yzos_jobs.inference.errors import LlmFailed, LlmInvalidOutput
 from yzos_jobs.inference.fields import clean_field
 from yzos_jobs.inference.replies import encode_data, extract_json
-from yzos_jobs.inference.schema import TRIAGE_MAX_PERSONS, triage_json_schema
+from yzos_jobs.inference.schema import TRIAGE_MAX_PERSONS, triage_json_schema, triage_shape
+from yzos_jobs.inference.types import ClassifierUsage, Judge
 
 TRIAGE_SYSTEM_PROMPT = """\
 You read a digest of one closed coding session (an AI coding tool's log: the person's requests, \
@@ -215,3 +219,44 @@ def parse_triage_text(text: str, **contract: Any) -> TriageReply:
 
 def digest_line_numbers(digest: Mapping[str, Any]) -> set[int]:
     return {entry[0] for entry in digest.get("lines", [])}
+
+
+def ask_triage(
+    judge: Judge,
+    cfg: TriageSettings,
+    payload: Mapping[str, Any],
+    offered: Sequence[tuple[int, str]],
+    breaker: CircuitBreaker,
+    *,
+    use_cache: bool = True,
+) -> tuple[TriageReply, ClassifierUsage]:
+    """The triage reply for a session's digest: from the reply cache, or from one chat call under
+    the classifier's bounds (requests in flight, the run's circuit breaker)."""
+    digest = digest_data(payload, cfg.max_digest_chars)
+    contract: dict[str, Any] = {
+        "offered": {tid for tid, _ in offered},
+        "digest_lines": digest_line_numbers(digest),
+        "max_tasks": cfg.max_tasks,
+    }
+    model = judge.active_model_id()
+    if model is None:
+        raise LlmFailed("no model configured to triage with")
+    version, key = triage_prompt_version(cfg.max_tasks), triage_input_hash(digest, offered)
+    cache = judge.replies if use_cache else None
+    if cache is not None and (hit := cache.get_many(model, version, [key]).get(key)):
+        try:
+            return parse_triage_reply(hit, **contract), ClassifierUsage(cache_hits=1)
+        except LlmInvalidOutput:
+            pass  # a damaged entry is simply asked again
+    started = time.monotonic()
+    text = judge.complete(
+        build_triage_prompt(digest, offered, cfg.max_tasks),
+        triage_shape(cfg.max_tasks),
+        cfg.max_tokens,
+        breaker,
+    )
+    seconds = time.monotonic() - started
+    reply = parse_triage_text(text, **contract)
+    if cache is not None:
+        cache.put_many(model, version, {key: reply.as_json()})
+    return reply, ClassifierUsage(llm_calls=1, seconds=seconds, latencies_s=(seconds,))

@@ -33,18 +33,8 @@ from yzos_jobs.entity.engine import (
     judge_triage,
     write_triage,
 )
-from yzos_jobs.entity.triage import (
-    TriageReply,
-    build_triage_prompt,
-    digest_data,
-    digest_line_numbers,
-    parse_triage_reply,
-    parse_triage_text,
-    triage_input_hash,
-    triage_prompt_version,
-)
-from yzos_jobs.inference.errors import ClassifierError, LlmInvalidOutput
-from yzos_jobs.inference.schema import triage_shape
+from yzos_jobs.entity.triage import TriageReply, ask_triage
+from yzos_jobs.inference.errors import ClassifierError
 from yzos_jobs.inference.types import ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
@@ -110,37 +100,14 @@ def _proposals_from_reply(reply: TriageReply, payload: Mapping[str, Any]) -> Ses
 
 
 def _ask(ctx: JobContext, t: triage_db.ClaimedTriage) -> tuple[TriageReply, ClassifierUsage]:
-    """The triage reply for a session's digest: from the cache, or from one chat call."""
+    """The triage reply for a session's digest, offered the project's open tasks."""
     cfg = ctx.settings.triage
     with ctx.sessions() as s:
         offered = triage_db.open_tasks(
             s, project_key(t.payload.get("project_path")), cfg.max_open_tasks
         )
-    digest = digest_data(t.payload, cfg.max_digest_chars)
-    contract = {
-        "offered": {tid for tid, _ in offered},
-        "digest_lines": digest_line_numbers(digest),
-        "max_tasks": cfg.max_tasks,
-    }
-    model = ctx.classifier.active_model_id()
-    assert model is not None
-    version, key = triage_prompt_version(cfg.max_tasks), triage_input_hash(digest, offered)
-    cache = ctx.classifier.replies
-    if cache is not None and (hit := cache.get_many(model, version, [key]).get(key)):
-        try:
-            return parse_triage_reply(hit, **contract), ClassifierUsage(cache_hits=1)
-        except LlmInvalidOutput:
-            pass  # a damaged entry is simply asked again
-    text = ctx.classifier.complete(
-        build_triage_prompt(digest, offered, cfg.max_tasks),
-        triage_shape(cfg.max_tasks),
-        cfg.max_tokens,
-        ctx.breaker or ctx.classifier.new_breaker(),
-    )
-    reply = parse_triage_text(text, **contract)
-    if cache is not None:
-        cache.put_many(model, version, {key: reply.as_json()})
-    return reply, ClassifierUsage(llm_calls=1)
+    breaker = ctx.breaker or ctx.classifier.new_breaker()
+    return ask_triage(ctx.classifier, cfg, t.payload, offered, breaker)
 
 
 def _judge(

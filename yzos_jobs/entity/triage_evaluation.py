@@ -1,0 +1,193 @@
+"""`yzos-jobs eval-triage`: how well the configured model triages sessions a person labelled.
+
+The dataset is the real corpus's labels format (tests/fixtures/real/README.md): one JSON line per
+session with its source file (relative to the dataset's folder), its format, its key (aider: the
+session's start; Claude Code: the session id) and the work items a person would name, each with
+the source lines it rests on. Each session's digest is rebuilt from its source file by the
+importer's own parser and triaged as `entity_promote` would (no open tasks offered). A proposed
+task is right when it rests on a line of some labelled item; an item is found when some proposed
+task rests on one of its lines; a proposed task is a duplicate when the item it found was
+already found by another task of the session.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from yzos_jobs.config import Settings
+from yzos_jobs.entity.triage import TriageReply, ask_triage
+from yzos_jobs.importers.digests import session_digests
+from yzos_jobs.inference.errors import ClassifierError
+from yzos_jobs.inference.types import ClassifierUsage, Judge
+
+FORMATS = ("aider", "claude-code")
+
+
+class TriageDatasetError(Exception):
+    """A dataset line that cannot be used (reported with file and line, then skipped)."""
+
+
+@dataclass(frozen=True)
+class LabelledSession:
+    where: str
+    source: Path
+    format: str
+    key: str
+    items: tuple[frozenset[int], ...]  # each labelled work item's lines
+
+
+@dataclass
+class TriageEvalReport:
+    sessions: int = 0
+    proposed: int = 0
+    right: int = 0
+    items: int = 0
+    found: int = 0
+    duplicates: int = 0
+    failures: int = 0
+    missing: list[str] = field(default_factory=list)  # sessions whose digest could not be built
+    skipped_lines: list[str] = field(default_factory=list)
+    usage: ClassifierUsage = field(default_factory=ClassifierUsage)
+    seconds: float = 0.0
+
+    def _ratio(self, part: int, whole: int) -> float:
+        return part / whole if whole else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        latencies = sorted(self.usage.latencies_s)
+        pct = {
+            f"p{q}": round(latencies[min(len(latencies) - 1, len(latencies) * q // 100)], 3)
+            for q in (50, 90, 99)
+        } if latencies else {}
+        return {
+            "sessions": self.sessions,
+            "precision": round(self._ratio(self.right, self.proposed), 3),
+            "recall": round(self._ratio(self.found, self.items), 3),
+            "duplicate_rate": round(self._ratio(self.duplicates, self.proposed), 3),
+            "proposed_tasks": self.proposed,
+            "labelled_items": self.items,
+            "failures": self.failures,
+            "missing_sessions": self.missing,
+            "llm_calls": self.usage.llm_calls,
+            "cache_hits": self.usage.cache_hits,
+            "latency_s": pct,
+            "mean_latency_s": round(statistics.fmean(latencies), 3) if latencies else None,
+            "seconds": round(self.seconds, 3),
+            "skipped_lines": self.skipped_lines,
+        }
+
+
+def _labelled(dataset: Path, line_no: int, raw: str) -> LabelledSession:
+    where = f"{dataset}:{line_no}"
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise TriageDatasetError(f"{where}: not JSON: {exc.msg}") from None
+    if not isinstance(obj, dict) or obj.get("format") not in FORMATS:
+        raise TriageDatasetError(f"{where}: format must be one of {', '.join(FORMATS)}")
+    key = obj.get("session_start") if obj["format"] == "aider" else obj.get("session_id")
+    items = obj.get("items")
+    if not isinstance(obj.get("source"), str) or not isinstance(key, str):
+        raise TriageDatasetError(f"{where}: needs source and the session's key")
+    if not isinstance(items, list) or not all(
+        isinstance(i, dict) and isinstance(i.get("lines"), list) for i in items
+    ):
+        raise TriageDatasetError(f"{where}: items must be a list of objects with lines")
+    lines = tuple(
+        frozenset(n for n in i["lines"] if isinstance(n, int))
+        for i in items
+        if i.get("kind", "task") == "task"
+    )
+    return LabelledSession(where, dataset.parent / obj["source"], obj["format"], key, lines)
+
+
+def read_triage_dataset(dataset: Path, skipped: list[str]) -> Iterator[LabelledSession]:
+    with dataset.open(encoding="utf-8") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield _labelled(dataset, line_no, raw)
+            except TriageDatasetError as exc:
+                skipped.append(str(exc))
+
+
+def score(report: TriageEvalReport, labelled: LabelledSession, reply: TriageReply) -> None:
+    report.sessions += 1
+    report.items += len(labelled.items)
+    found: set[int] = set()
+    for task in reply.tasks:
+        report.proposed += 1
+        hits = {i for i, lines in enumerate(labelled.items) if lines & set(task.lines)}
+        if hits:
+            report.right += 1
+            if hits <= found:
+                report.duplicates += 1
+            found |= hits
+    report.found += len(found)
+
+
+def evaluate_triage(
+    judge: Judge, settings: Settings, dataset: Path, *, use_cache: bool = True
+) -> TriageEvalReport:
+    report = TriageEvalReport()
+    started = time.monotonic()
+    labelled = list(read_triage_dataset(dataset, report.skipped_lines))
+    digests: dict[tuple[Path, str], dict[tuple[str, str], dict[str, Any]]] = {}
+    jobs: list[tuple[LabelledSession, dict[str, Any]]] = []
+    for session in labelled:
+        per_file = (session.source, session.format)
+        if per_file not in digests:
+            try:
+                built = session_digests(session.source, session.format)  # type: ignore[arg-type]
+            except OSError as exc:
+                report.skipped_lines.append(f"{session.where}: {session.source}: {exc.strerror}")
+                built = []
+            digests[per_file] = {(session.format, d.key): d.payload for d in built}
+        payload = digests[per_file].get((session.format, session.key))
+        if payload is None:
+            report.missing.append(f"{session.where}: no session {session.key} in its source")
+        else:
+            jobs.append((session, payload))
+    breaker = judge.new_breaker()
+
+    def triage(job: tuple[LabelledSession, dict[str, Any]]) -> Any:
+        try:
+            return ask_triage(judge, settings.triage, job[1], (), breaker, use_cache=use_cache)
+        except ClassifierError as exc:
+            return exc
+
+    width = max(1, settings.llm.max_concurrency)
+    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="eval-triage") as pool:
+        for (session, _), result in zip(jobs, pool.map(triage, jobs), strict=True):
+            if isinstance(result, ClassifierError):
+                report.failures += 1
+                report.sessions += 1
+                report.items += len(session.items)
+                continue
+            reply, usage = result
+            report.usage += usage
+            score(report, session, reply)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def render_triage_report(report: TriageEvalReport) -> str:
+    d = report.as_dict()
+    lines = [
+        f"sessions {d['sessions']}  precision {d['precision']:.3f}  recall {d['recall']:.3f}  "
+        f"duplicate rate {d['duplicate_rate']:.3f}  failures {d['failures']}",
+        f"proposed tasks {d['proposed_tasks']}  labelled items {d['labelled_items']}",
+        f"llm calls {d['llm_calls']}  cache hits {d['cache_hits']}  latency {d['latency_s']}  "
+        f"seconds {d['seconds']}",
+    ]
+    lines += [f"missing: {m}" for m in report.missing[:20]]
+    lines += [f"skipped: {s}" for s in report.skipped_lines[:20]]
+    return "\n".join(lines)
