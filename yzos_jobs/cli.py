@@ -9,40 +9,30 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
 
-from yzos_jobs.config import ConfigError, Settings, load_settings
-from yzos_jobs.db import migrate
-from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
-from yzos_jobs.db.engine import (
-    DatabaseUnavailable,
-    check_connection,
-    create_db_engine,
-    describe_url,
-    make_session_factory,
-    transaction,
-)
-from yzos_jobs.entity.classifier import ClassifierError, ClassifyInput
-from yzos_jobs.importers.records import ImportPathError
-from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
-from yzos_jobs.logging import configure_logging, get_logger
-from yzos_jobs.maintain.jobs import JOB_ALIASES, JOBS
-from yzos_jobs.maintain.runner import run_job
-from yzos_jobs.observe.app_meta import AppFileError, default_app_dirs, scan_apps
-from yzos_jobs.progress import progress_bar, render_counts
-from yzos_jobs.runtime import build_classifier
-from yzos_jobs.status import collect_status, render_status
+from yzos_jobs.maintain import JOB_ALIASES, JOB_NAMES
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session, sessionmaker
+
+    from yzos_jobs.config import Settings
+    from yzos_jobs.jobcontext import JobContext
+
+# Every import of the package's machinery is made inside the command that needs it: `--help`
+# and quick commands start without loading the database layer, the LLM client or migrations.
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
-log = get_logger(__name__)
+def _log() -> Any:
+    from yzos_jobs.logging import get_logger
+
+    return get_logger(__name__)
 
 
 @dataclass
@@ -54,24 +44,36 @@ class AppContext:
 
     @cached_property
     def settings(self) -> Settings:
-        settings = load_settings(self.config_path)
-        configure_logging(settings.logging)
-        return settings
+        from yzos_jobs.config import load_settings
+
+        return load_settings(self.config_path)
+
+    def logging(self) -> None:
+        """Configure structured logging, for the commands that log (jobs, imports, scans)."""
+        from yzos_jobs.logging import configure_logging
+
+        configure_logging(self.settings.logging)
 
     @property
     def engine(self) -> Engine:
         if self._engine is None:
+            from yzos_jobs.db.engine import check_connection, create_db_engine
+
             self._engine = create_db_engine(self.settings.database.sqlalchemy_url)
             check_connection(self._engine)
         return self._engine
 
     def ready_engine(self) -> Engine:
         """The engine, with the schema at head (migrated on first use where allowed)."""
-        migrate.ensure_schema(self.engine, self.settings.database)
+        from yzos_jobs.db.schema_state import ensure_schema
+
+        ensure_schema(self.engine, self.settings.database)
         return self.engine
 
     @cached_property
     def session_factory(self) -> sessionmaker[Session]:
+        from yzos_jobs.db.engine import make_session_factory
+
         return make_session_factory(self.ready_engine())
 
     def close(self) -> None:
@@ -91,17 +93,36 @@ class _Cli(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except ConfigError as exc:
-            _fail(ctx, f"config: {exc}", EXIT_USAGE)
-        except (DatabaseUnavailable, migrate.SchemaNotReady) as exc:
-            _fail(ctx, str(exc), EXIT_FAILURE)
-        except migrate.RevisionRefused as exc:
-            _fail(ctx, str(exc), EXIT_USAGE)
-        except (OperationalError, DBAPIError) as exc:
-            _fail(ctx, f"database error: {_one_line(exc)}", EXIT_FAILURE)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as exc:
+            known = _user_error(exc)
+            if known is None:
+                raise
+            _fail(ctx, *known)
         finally:
             if isinstance(ctx.obj, AppContext):
                 ctx.obj.close()
+
+
+def _user_error(exc: Exception) -> tuple[str, int] | None:
+    """The one line and exit code of an error a user can cause; None for a bug (a traceback).
+    The error types are imported here, when there is an error to look at."""
+    from sqlalchemy.exc import DBAPIError
+
+    from yzos_jobs.config import ConfigError
+    from yzos_jobs.db.engine import DatabaseUnavailable
+    from yzos_jobs.db.schema_state import RevisionRefused, SchemaNotReady
+
+    if isinstance(exc, ConfigError):
+        return f"config: {exc}", EXIT_USAGE
+    if isinstance(exc, DatabaseUnavailable | SchemaNotReady):
+        return str(exc), EXIT_FAILURE
+    if isinstance(exc, RevisionRefused):
+        return str(exc), EXIT_USAGE
+    if isinstance(exc, DBAPIError):
+        return f"database error: {_one_line(exc)}", EXIT_FAILURE
+    return None
 
 
 def _fail(ctx: click.Context, message: str, code: int) -> None:
@@ -137,6 +158,9 @@ def db() -> None:
 @pass_app
 def db_upgrade(app: AppContext, revision: str) -> None:
     """Upgrade the database to REVISION (default: head)."""
+    from yzos_jobs.db import migrate
+    from yzos_jobs.db.engine import describe_url
+
     migrate.upgrade(app.engine, revision)
     click.echo(f"{describe_url(app.engine)}: at revision {migrate.current_revision(app.engine)}")
 
@@ -146,6 +170,9 @@ def db_upgrade(app: AppContext, revision: str) -> None:
 @pass_app
 def db_downgrade(app: AppContext, revision: str) -> None:
     """Downgrade the database to REVISION (e.g. 018, or base)."""
+    from yzos_jobs.db import migrate
+    from yzos_jobs.db.engine import describe_url
+
     migrate.downgrade(app.engine, revision)
     at = migrate.current_revision(app.engine) or "base"
     click.echo(f"{describe_url(app.engine)}: at revision {at}")
@@ -155,8 +182,10 @@ def db_downgrade(app: AppContext, revision: str) -> None:
 @pass_app
 def db_current(app: AppContext) -> None:
     """Print the database's revision and the head revision."""
-    current = migrate.current_revision(app.engine)
-    head = migrate.head_revision(app.engine)
+    from yzos_jobs.db.engine import describe_url
+    from yzos_jobs.db.schema_state import current_revision, head_revision
+
+    current, head = current_revision(app.engine), head_revision()
     state = "up to date" if current == head else "behind"
     click.echo(f"{describe_url(app.engine)}: {current or 'base'} (head {head}, {state})")
 
@@ -179,6 +208,10 @@ def classify_cmd(
     source_kind: str,
 ) -> None:
     """Judge one candidate and print the verdict as JSON."""
+    from yzos_jobs.inference.errors import ClassifierError
+    from yzos_jobs.inference.types import ClassifyInput
+    from yzos_jobs.runtime import build_classifier
+
     inp = ClassifyInput(
         raw_text=text,
         source_kind=source_kind,
@@ -204,6 +237,7 @@ def classify_cmd(
 def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> None:
     """Score the configured classifier on a labelled JSONL set (precision/recall per kind)."""
     from yzos_jobs.entity.evaluation import evaluate, render_report
+    from yzos_jobs.runtime import build_classifier
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
     try:
@@ -227,6 +261,7 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
     """Score the configured model's session triage on labelled sessions: proposed tasks against
     the work items a person named (precision, recall, duplicate rate, calls, latency)."""
     from yzos_jobs.entity.triage_evaluation import evaluate_triage, render_triage_report
+    from yzos_jobs.runtime import build_classifier
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
     if classifier.active_model_id() is None:
@@ -249,6 +284,10 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
 
 
 def _job_context(app: AppContext) -> JobContext:
+    from yzos_jobs.jobcontext import JobContext
+    from yzos_jobs.runtime import build_classifier
+
+    app.logging()
     return JobContext(
         settings=app.settings,
         sessions=app.session_factory,
@@ -257,11 +296,14 @@ def _job_context(app: AppContext) -> JobContext:
 
 
 @cli.command("once")
-@click.argument("job", type=click.Choice(sorted([*JOBS, *JOB_ALIASES])))
+@click.argument("job", type=click.Choice(sorted([*JOB_NAMES, *JOB_ALIASES])))
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 @pass_app
 def once_cmd(app: AppContext, job: str, as_json: bool) -> None:
     """Run one job now, in a slot of its own, and print its counts."""
+    from yzos_jobs.maintain.runner import run_job
+    from yzos_jobs.progress import progress_bar, render_counts
+
     with progress_bar(job) as bar:
         ctx = replace(_job_context(app), progress=bar.advance, total=bar.set_total)
         result = run_job(ctx, job)
@@ -293,6 +335,9 @@ IMPORT_COUNTS = (
 
 
 def _run_import(app: AppContext, importer_cls: type, paths: list[Path], label: str) -> None:
+    from yzos_jobs.importers.records import ImportPathError
+    from yzos_jobs.progress import progress_bar
+
     ctx = _job_context(app)
     files = [p for p in paths if p.is_file()]
     with progress_bar(label) as bar:
@@ -310,7 +355,7 @@ def _run_import(app: AppContext, importer_cls: type, paths: list[Path], label: s
         click.echo(f"… and {stats.errors - 20} more skipped records", err=True)
     counts = stats.counts()
     click.echo(f"{label}: " + "  ".join(f"{k} {counts[k]}" for k in IMPORT_COUNTS))
-    log.info("import finished", importer=label, **counts)
+    _log().info("import finished", importer=label, **counts)
 
 
 @cli.group("import")
@@ -360,6 +405,11 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
     """Read *.app bundles (Info.plist) and .desktop entries below DIRS into app_metadata.
     Default: /Applications and ~/Applications on macOS, the XDG application directories
     elsewhere."""
+    from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
+    from yzos_jobs.db.engine import transaction
+    from yzos_jobs.observe.app_meta import AppFileError, default_app_dirs, scan_apps
+
+    app.logging()
     targets = list(dirs) or default_app_dirs()
     missing = [d for d in dirs if not d.is_dir()]
     if missing:
@@ -376,7 +426,7 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
         n = upsert_app_metadata(s, found)
     skipped = f" ({errors} files skipped)" if errors else ""
     click.echo(f"apps: {n} upserted from {', '.join(str(t) for t in targets)}{skipped}")
-    log.info("apps scanned", upserted=n, skipped=errors)
+    _log().info("apps scanned", upserted=n, skipped=errors)
 
 
 @cli.command("run")
@@ -394,6 +444,8 @@ def run_cmd(app: AppContext) -> None:
 @pass_app
 def status_cmd(app: AppContext, as_json: bool, check: bool) -> None:
     """Queue depth, entity counts, the last run of each job, daemons seen recently."""
+    from yzos_jobs.status import collect_status, render_status
+
     with app.session_factory() as session:
         report = collect_status(session, app.settings)
     click.echo(json.dumps(report, indent=2) if as_json else render_status(report))
@@ -544,6 +596,8 @@ def correct_cmd(
             "--requeue"
         )
     action, value = chosen[0]
+    from yzos_jobs.runtime import build_classifier
+
     cache_keys = build_classifier(app.settings, app.session_factory).cache_keys
     with _reference_errors(as_json):
         try:

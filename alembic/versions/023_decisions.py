@@ -61,15 +61,10 @@ def upgrade() -> None:
     )
     op.create_index("ix_decisions_entity_id_id", "decisions", ["entity_id", "id"])
     op.create_index("ix_decisions_candidate_id", "decisions", ["candidate_id"])
-    # Rows arrive in time order: on PostgreSQL a BRIN index serves retention almost for free.
-    op.create_index(
-        "ix_decisions_created_at", "decisions", ["created_at"], postgresql_using="brin"
-    )
-    # The user's corrections, newest first: the judge's worked examples (a few rows).
-    user = sa.text("call_site = 'user'")
-    op.create_index(
-        "ix_decisions_user_id", "decisions", ["id"], postgresql_where=user, sqlite_where=user
-    )
+    # Retention deletes by age; rows arrive in time order (inserts go to the index's last page).
+    op.create_index("ix_decisions_created_at", "decisions", ["created_at"])
+    # The user's corrections, newest first: the judge's worked examples.
+    op.create_index("ix_decisions_call_site_id", "decisions", ["call_site", "id"])
 
 
 def downgrade() -> None:

@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import Table, text
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import DeclarativeBase, Session
 
 T = TypeVar("T")
@@ -30,8 +29,14 @@ def dialect_name(session: Session) -> str:
 def upsert_insert(session: Session, target: type[DeclarativeBase] | Table) -> Any:
     """An INSERT that supports on_conflict_do_nothing/do_update on the session's backend."""
     table = target if isinstance(target, Table) else target.__table__
+    # Each dialect's module is loaded when first used: a command on SQLite never loads
+    # PostgreSQL's.
     if dialect_name(session) == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
         return postgresql.insert(table)
+    from sqlalchemy.dialects import sqlite
+
     return sqlite.insert(table)
 
 

@@ -1,28 +1,19 @@
-"""Schema migrations through Alembic: from the CLI, and on first use of an embedded database."""
+"""Schema migrations through Alembic: from the CLI, and on first use of an embedded database.
+Whether one is needed is `schema_state.py`'s question, answered without this module."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, text
 
 from alembic import command
-from yzos_jobs.config import DatabaseSettings
+from yzos_jobs.db.schema_state import ROOT, RevisionRefused, SchemaNotReady, current_revision
 
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["current_revision", "downgrade", "upgrade"]
+
 MIGRATION_LOCK_KEY = 0x59_5A_4F_53_017  # "YZOS" + baseline; any constant shared by all daemons
-
-
-class SchemaNotReady(Exception):
-    """The database is not at the head revision and may not be migrated automatically."""
-
-
-class RevisionRefused(Exception):
-    """Alembic cannot go to the revision asked for (unknown, or the wrong direction)."""
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -82,29 +73,3 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 def downgrade(engine: Engine, revision: str) -> None:
     _run(engine, "downgrade", revision)
-
-
-def current_revision(engine: Engine) -> str | None:
-    with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
-
-
-def head_revision(engine: Engine) -> str:
-    head = ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
-    assert head is not None
-    return head
-
-
-def ensure_schema(engine: Engine, settings: DatabaseSettings) -> None:
-    """Bring an embedded database to head on first use; refuse an old PostgreSQL unless allowed."""
-    current, head = current_revision(engine), head_revision(engine)
-    if current == head:
-        return
-    if settings.should_auto_migrate:
-        upgrade(engine)
-        return
-    at = f"at revision {current}" if current else "not migrated"
-    raise SchemaNotReady(
-        f"database is {at}, this version needs {head}: run `yzos-jobs db upgrade` "
-        "(or set database.auto_migrate = true)"
-    )

@@ -244,16 +244,10 @@ class Decision(Base):
         CheckConstraint(in_list("source", DECISION_SOURCES), name="source"),
         Index(None, "entity_id", "id"),
         Index(None, "candidate_id"),
-        # Retention deletes by age; rows arrive in time order, so PostgreSQL keeps a BRIN
-        # index (a few pages, nearly free on insert) where SQLite keeps a B-tree.
-        Index(None, "created_at", postgresql_using="brin"),
-        # The user's corrections, newest first: the judge's worked examples (a few rows).
-        Index(
-            "ix_decisions_user_id",
-            "id",
-            postgresql_where=text("call_site = 'user'"),
-            sqlite_where=text("call_site = 'user'"),
-        ),
+        # Retention deletes by age; rows arrive in time order (inserts go to the last page).
+        Index(None, "created_at"),
+        # The user's corrections, newest first: the judge's worked examples.
+        Index(None, "call_site", "id"),
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)

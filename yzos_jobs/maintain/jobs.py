@@ -26,6 +26,7 @@ from yzos_jobs.inference.types import ClassifierUsage, ClassifyInput, ClassifyOu
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
 from yzos_jobs.logging import get_logger
+from yzos_jobs.maintain import JOB_ALIASES, JOB_NAMES
 from yzos_jobs.supply.triage import run_triage
 
 log = get_logger(__name__)
@@ -253,13 +254,10 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
     }
 
 
-JOBS: dict[str, Callable[[JobContext], JobStats]] = {
-    "entity_promote": run_entity_promote,
-    "entity_purge_v06": run_entity_purge_v06,
-}
+JOBS: dict[str, Callable[[JobContext], JobStats]] = dict(
+    zip(JOB_NAMES, (run_entity_promote, run_entity_purge_v06), strict=True)
+)
 
-# The purge's name before it re-judged with the classifier; runs and is recorded as the same job.
-JOB_ALIASES = {"entity_purge": "entity_purge_v06"}
 
 
 def canonical_job(name: str) -> str:

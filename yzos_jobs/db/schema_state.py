@@ -1,0 +1,69 @@
+"""Is the database's schema the one this version needs? Answered without loading Alembic: the
+current revision is a row of `alembic_version`, the head is read off the revision files. Alembic
+itself (`migrate.py`) is loaded only when something must be migrated."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from sqlalchemy import Engine, inspect, text
+
+from yzos_jobs.config import DatabaseSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+VERSIONS = ROOT / "alembic" / "versions"
+_REVISION = re.compile(r'^revision = "(\w+)"$', re.MULTILINE)
+_DOWN = re.compile(r'^down_revision = (?:"(\w+)"|None)$', re.MULTILINE)
+
+
+class SchemaNotReady(Exception):
+    """The database is not at the head revision and may not be migrated automatically."""
+
+
+class RevisionRefused(Exception):
+    """Alembic cannot go to the revision asked for (unknown, or the wrong direction)."""
+
+
+@lru_cache(maxsize=1)
+def head_revision() -> str:
+    """The revision no other revision builds on."""
+    if not VERSIONS.is_dir():
+        raise SchemaNotReady(f"migrations not found at {VERSIONS}; install from the source tree")
+    revisions, parents = set(), set()
+    for script in VERSIONS.glob("*.py"):
+        source = script.read_text(encoding="utf-8")
+        if (rev := _REVISION.search(source)) is None:
+            continue
+        revisions.add(rev.group(1))
+        if (down := _DOWN.search(source)) is not None and down.group(1):
+            parents.add(down.group(1))
+    heads = sorted(revisions - parents)
+    if len(heads) != 1:
+        raise SchemaNotReady(f"migrations at {VERSIONS} have {len(heads)} heads: {heads}")
+    return heads[0]
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def ensure_schema(engine: Engine, settings: DatabaseSettings) -> None:
+    """Bring an embedded database to head on first use; refuse an old PostgreSQL unless allowed."""
+    current, head = current_revision(engine), head_revision()
+    if current == head:
+        return
+    if settings.should_auto_migrate:
+        from yzos_jobs.db.migrate import upgrade
+
+        upgrade(engine)
+        return
+    at = f"at revision {current}" if current else "not migrated"
+    raise SchemaNotReady(
+        f"database is {at}, this version needs {head}: run `yzos-jobs db upgrade` "
+        "(or set database.auto_migrate = true)"
+    )
