@@ -12,11 +12,20 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.support import databases
+from tests.support.cli import kill_spawned
 from yzos_jobs.db import migrate
 from yzos_jobs.db.engine import create_db_engine, make_session_factory
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(autouse=True)
+def _no_process_outlives_its_test() -> Iterator[None]:
+    """A test that fails before stopping the daemons or jobs it started must not leave them
+    running (they would hold leases and CPU for the rest of the suite)."""
+    yield
+    kill_spawned()
 
 
 @pytest.fixture(scope="session")

@@ -41,8 +41,26 @@ def run_cli(
     )
 
 
+# Every process spawn_cli started; the conftest kills what a failed test left running.
+SPAWNED: list[subprocess.Popen[str]] = []
+
+
+def kill_spawned() -> None:
+    while SPAWNED:
+        proc = SPAWNED.pop()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+
 def spawn_cli(*args: str, env: dict[str, str], cwd: Path | None = None) -> subprocess.Popen[str]:
     """Start the real `yzos-jobs` in the background (a daemon, or a job to kill mid-run)."""
+    proc = _popen(args, env, cwd)
+    SPAWNED.append(proc)
+    return proc
+
+
+def _popen(args: tuple[str, ...], env: dict[str, str], cwd: Path | None) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "yzos_jobs", *args],
         cwd=cwd or REPO,
