@@ -23,7 +23,7 @@ from typing import Any
 
 import _support
 
-from tests.support.llama_server import MODEL_ALIAS, LlamaServer, cached_build
+from yzos_jobs.testing.llama import MODEL_ALIAS, LlamaServer, cached_build
 
 DATASET = _support.REPO / "datasets" / "classifier_eval.jsonl"
 CONSTRAINTS = ("json_schema", "grammar")

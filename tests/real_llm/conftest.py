@@ -12,7 +12,7 @@ from typing import NoReturn
 
 import pytest
 
-from tests.support.llama_server import LlamaServer, ServerUnavailable, cached_build
+from yzos_jobs.testing.llama import LlamaServer, ServerUnavailable, cached_build
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

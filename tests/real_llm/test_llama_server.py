@@ -18,11 +18,11 @@ import pytest
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx
-from tests.support.llama_server import MODEL_ALIAS, LlamaServer
 from yzos_jobs.entity.classifier import AppMetadata, Classifier, ClassifyInput
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
 from yzos_jobs.kinds import ENTITY_KINDS, VERDICT_KINDS
+from yzos_jobs.testing.llama import MODEL_ALIAS, LlamaServer
 
 pytestmark = [pytest.mark.real_llm, pytest.mark.xdist_group("real_llm")]
 

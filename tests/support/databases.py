@@ -1,60 +1,20 @@
-"""Throw-away databases for tests: a fresh PostgreSQL database per test, or a SQLite file."""
+"""Throw-away databases for tests: they live in the shipped test kit (yzos_jobs/testing.py),
+which benchmarks use too."""
 
-from __future__ import annotations
-
-import os
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
-
-from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
-
-PG_ADMIN_URL = os.environ.get(
-    "YZOS_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+from yzos_jobs.testing import (
+    PG_ADMIN_URL,
+    create_pg_database,
+    drop_pg_database,
+    pg_database,
+    pg_unavailable_reason,
+    pg_url,
 )
 
-
-def pg_unavailable_reason() -> str | None:
-    engine = create_engine(PG_ADMIN_URL, connect_args={"connect_timeout": 5})
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        return None
-    except Exception as exc:
-        return f"PostgreSQL at {make_url(PG_ADMIN_URL).render_as_string()} unreachable: {exc}"
-    finally:
-        engine.dispose()
-
-
-def _admin_execute(sql: str) -> None:
-    engine = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            conn.execute(text(sql))
-    finally:
-        engine.dispose()
-
-
-def pg_url(name: str) -> str:
-    return make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
-
-
-def create_pg_database(template: str | None = None) -> str:
-    name = f"yzos_t_{uuid.uuid4().hex[:12]}"
-    clause = f" TEMPLATE {template}" if template else ""
-    _admin_execute(f"CREATE DATABASE {name}{clause}")
-    return name
-
-
-def drop_pg_database(name: str) -> None:
-    _admin_execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-@contextmanager
-def pg_database(template: str | None = None) -> Iterator[str]:
-    name = create_pg_database(template)
-    try:
-        yield pg_url(name)
-    finally:
-        drop_pg_database(name)
+__all__ = [
+    "PG_ADMIN_URL",
+    "create_pg_database",
+    "drop_pg_database",
+    "pg_database",
+    "pg_unavailable_reason",
+    "pg_url",
+]

@@ -1,5 +1,4 @@
-"""The test double shipped with the package: a real HTTP server on loopback that speaks the OpenAI
-Chat Completions protocol.
+"""A real HTTP server on loopback that speaks the OpenAI Chat Completions protocol.
 
 It is the network peer the classifier talks to in tests, benchmarks and demos, reached through
 the real `openai` client (nothing is patched). A responder decides each answer from the request

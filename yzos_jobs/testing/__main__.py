@@ -1,0 +1,3 @@
+from yzos_jobs.testing.double import main
+
+main()
