@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, bindparam, func, insert, select, text, update
+from sqlalchemy import ColumnElement, and_, any_, bindparam, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows
@@ -125,9 +125,16 @@ def claim_batch(
     ids = (
         select(C.id).where(condition).order_by(C.id).limit(limit).with_for_update(skip_locked=True)
     )
+    # PostgreSQL plans `id IN (subquery)` as a hash join over the whole queue; `id = ANY(ARRAY(
+    # subquery))` looks the claimed rows up by primary key, however long the queue is.
+    picked = (
+        C.id == any_(func.array(ids.scalar_subquery()))
+        if is_postgres(session)
+        else C.id.in_(ids)
+    )
     stmt = (
         update(C)
-        .where(C.id.in_(ids))
+        .where(picked)
         .values(
             status="claimed",
             claimed_by=owner,

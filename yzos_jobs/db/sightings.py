@@ -59,9 +59,7 @@ def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
         for key, s in sorted(unique.items())  # one lock order across daemons
     ]
     if is_postgres(session):
-        inserted = _insert_pg(session, rows)
-        _count_sightings_pg(session, inserted)
-        return sum(len(v) for v in inserted.values())
+        return _insert_and_count_pg(session, rows)
     stmt = (
         upsert_insert(session, EntitySighting)
         .on_conflict_do_nothing(
@@ -87,46 +85,25 @@ _SIGHTING_COLUMNS = (
 )
 
 
-def _insert_pg(session: Session, rows: list[dict[str, Any]]) -> dict[int, list[datetime]]:
+def _insert_and_count_pg(session: Session, rows: list[dict[str, Any]]) -> int:
+    """PostgreSQL: insert the batch and move its entities' counts and first/last seen by the rows
+    really inserted, in one statement (data-modifying CTEs)."""
     source, params = pg_rows(_SIGHTING_COLUMNS, rows)
     names = ", ".join(n for n, _ in _SIGHTING_COLUMNS)
     sql = text(
-        f"INSERT INTO entity_sightings ({names}) SELECT {names} FROM {source} "
+        f"WITH ins AS (INSERT INTO entity_sightings ({names}) SELECT {names} FROM {source} "
         "ON CONFLICT (entity_id, source_kind, source_id, fingerprint) DO NOTHING "
-        "RETURNING entity_id, seen_at"
+        "RETURNING entity_id, seen_at), "
+        "seen AS (SELECT entity_id, count(*) AS n, min(seen_at) AS first_seen, "
+        "max(seen_at) AS last_seen FROM ins GROUP BY entity_id), "
+        "counted AS (UPDATE entities AS e SET sighting_count = e.sighting_count + seen.n, "
+        "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > seen.first_seen "
+        "THEN seen.first_seen ELSE e.first_seen_at END, "
+        "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < seen.last_seen "
+        "THEN seen.last_seen ELSE e.last_seen_at END FROM seen WHERE e.id = seen.entity_id) "
+        "SELECT coalesce(sum(n), 0) FROM seen"
     )
-    inserted: dict[int, list[datetime]] = defaultdict(list)
-    for entity_id, seen_at in session.connection().execute(sql, params):
-        inserted[entity_id].append(seen_at)
-    return inserted
-
-
-def _count_sightings_pg(session: Session, inserted: dict[int, list[datetime]]) -> None:
-    if not inserted:
-        return
-    rows = [
-        {"eid": eid, "n": len(times), "first_seen": min(times), "last_seen": max(times)}
-        for eid, times in sorted(inserted.items())
-    ]
-    source, params = pg_rows(
-        (
-            ("eid", "bigint"),
-            ("n", "int"),
-            ("first_seen", "timestamptz"),
-            ("last_seen", "timestamptz"),
-        ),
-        rows,
-    )
-    session.connection().execute(
-        text(
-            "UPDATE entities AS e SET sighting_count = e.sighting_count + v.n, "
-            "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > v.first_seen "
-            "THEN v.first_seen ELSE e.first_seen_at END, "
-            "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < v.last_seen "
-            f"THEN v.last_seen ELSE e.last_seen_at END FROM {source} WHERE e.id = v.eid"
-        ),
-        params,
-    )
+    return int(session.connection().execute(sql, params).scalar_one())
 
 
 def _count_sightings(session: Session, inserted: dict[int, list[datetime]]) -> None:

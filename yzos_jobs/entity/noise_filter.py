@@ -32,6 +32,8 @@ _STACK_LINE = re.compile(
     r'^\s*(File ".*", line \d+|at [\w.$<>]+\(.*\)|Traceback \(most recent)', re.M
 )
 _BARE_SEGMENT = re.compile(r"^[\w.\-]+$")
+_SEPARATOR = re.compile(r"[\\/]")
+_DIGITS_ONLY = re.compile(r"[\d\s.,:_\-+/#]+")
 
 
 def _compact(text: str) -> str:
@@ -43,13 +45,17 @@ def is_path(text: str) -> bool:
     t = text.strip()
     if t.startswith(("/", "~/", "./", "../", "\\\\")) or t == "~" or _WIN_DRIVE.match(t):
         return True
-    parts = re.split(r"[\\/]", t)
+    if "/" not in t and "\\" not in t:
+        return False
+    parts = _SEPARATOR.split(t)
     return len(parts) > 1 and all(_BARE_SEGMENT.match(p) for p in parts if p)
 
 
 def is_identifier(text: str) -> bool:
     """A UUID or a hex hash: machine ids, never a name."""
     t = text.strip()
+    if " " in t:
+        return False  # machine ids have no spaces
     if _UUID.match(t):
         return True
     digits = t[2:] if t[:2] in ("0x", "0X") else t
@@ -60,6 +66,8 @@ def is_placeholder(text: str) -> bool:
     """Only unfilled template placeholders, with nothing but punctuation or spaces around them
     ("{{project_name}}", "${USER}", "%s", "{0} {1}"). A sentence that mentions one
     ("Replace %s with f-strings") is left to the classifier."""
+    if "{" not in text and "$" not in text and "%" not in text:
+        return False
     rest = _PLACEHOLDER.sub("", text)
     return rest != text and not any(ch.isalnum() for ch in rest)
 
@@ -73,12 +81,14 @@ def is_noise(text: str | None) -> bool:
     t = _compact(text)
     if len(t) <= 1:
         return True
-    if re.fullmatch(r"[\d\s.,:_\-+/#]+", t):
+    if _DIGITS_ONLY.fullmatch(t):
         return True  # digits with separators only: numbers, dates, versions, ids
     if is_identifier(t) or is_placeholder(t):
         return True
     # A path may start from a placeholder: "${HOME}/Code", "{{root}}/src".
-    return is_path(_PLACEHOLDER.sub("x", t)) or t.endswith(("/", "\\"))
+    if "{" in t or "%" in t:
+        t = _PLACEHOLDER.sub("x", t)
+    return is_path(t) or t.endswith(("/", "\\"))
 
 
 def is_meaningful_summary(text: str | None) -> bool:
@@ -121,7 +131,7 @@ _FILE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 def normalize_project_path(path: str) -> str:
     """Strip whitespace, quotes, trailing separators, a trailing file name and `.git`."""
     p = path.strip().strip("\"'").rstrip("/\\") or path.strip()
-    name = re.split(r"[\\/]", p)[-1]
+    name = _SEPARATOR.split(p)[-1]
     sep = "\\" if "\\" in p and "/" not in p else "/"
     looks_like_file = bool(name and _FILE_SUFFIX.search(name) and not name.startswith("."))
     if os.path.isdir(os.path.expanduser(p)):

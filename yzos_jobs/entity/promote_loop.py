@@ -30,7 +30,7 @@ log = get_logger(__name__)
 # of the model server idles at a batch's tail while it is written.
 JUDGING_DEPTH = 2
 # Candidates claimed per batch when no model is configured (no LLM call bounds a batch).
-DRY_RUN_BATCH = 1000
+DRY_RUN_BATCH = 2500
 
 
 @dataclass
