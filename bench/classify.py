@@ -13,8 +13,9 @@ import time
 
 import _support
 
-from tests.support.llm import make_classifier
+from yzos_jobs.config import Settings
 from yzos_jobs.entity.classifier import ClassifyInput
+from yzos_jobs.runtime import build_classifier
 
 
 def _inputs(n: int, prefix: str) -> list[ClassifyInput]:
@@ -29,7 +30,14 @@ def main() -> None:
     args = parser.parse_args()
     ideal = args.slots / args.latency
     with _support.llm_double_process(args.latency, args.slots) as url:
-        classifier = make_classifier(url, max_concurrency=args.slots, timeout_s=30.0)
+        llm = {
+            "backend": "openai",
+            "base_url": url,
+            "max_concurrency": args.slots,
+            "timeout_s": 30.0,
+            "max_retries": 0,
+        }
+        classifier = build_classifier(Settings.model_validate({"llm": llm}), None)
         classifier.classify_many(_inputs(args.slots * 2, "warmup"))  # open the connection pool
         started = time.perf_counter()
         result = classifier.classify_many(_inputs(args.n, "distinct"))

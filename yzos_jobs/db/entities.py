@@ -321,11 +321,16 @@ class EntityToJudge:
         return (self.kind, self.normalized_name, self.project_key)
 
 
-def entities_to_rejudge(
+def _active_unpinned() -> list[ColumnElement[bool]]:
+    return [Entity.status == "active", ~exists().where(EntityOverride.entity_id == Entity.id)]
+
+
+def due_for_rejudgement(
     session: Session, judged_before: datetime, exclude: set[int], limit: int
-) -> list[EntityToJudge]:
-    """Active entities without an override, due for a re-judgement: never judged by a model
-    (dry_run, fallback) first, then the oldest verdicts."""
+) -> list[int]:
+    """The ids of active entities without an override due for a re-judgement, in the order they
+    are due: never judged by a model (dry_run, fallback) first, then the oldest verdicts. One
+    sort per call: a run asks for its whole budget's worth at once."""
     unjudged = Entity.verdict_source.in_(UNJUDGED_SOURCES)
     order = [
         case((unjudged, 0), else_=1),
@@ -334,26 +339,34 @@ def entities_to_rejudge(
         Entity.id,
     ]
     stmt = (
-        select(
-            Entity.id,
-            Entity.kind,
-            Entity.display_name,
-            Entity.summary,
-            Entity.okf,
-            Entity.normalized_name,
-            Entity.project_key,
-        )
-        .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
+        select(Entity.id)
         .where(
-            Entity.status == "active",
-            EntityOverride.entity_id.is_(None),
+            *_active_unpinned(),
             unjudged | Entity.classified_at.is_(None) | (Entity.classified_at < judged_before),
         )
         .order_by(*order)
         .limit(limit + len(exclude))
     )
-    rows = [EntityToJudge(*row) for row in session.execute(stmt) if row[0] not in exclude]
-    return rows[:limit]
+    ids = [eid for eid in session.scalars(stmt) if eid not in exclude]
+    return ids[:limit]
+
+
+def entities_to_judge(session: Session, ids: Sequence[int]) -> list[EntityToJudge]:
+    """These entities, in this order, as the judge needs them; those archived or pinned by an
+    override since they were found due are left out."""
+    if not ids:
+        return []
+    stmt = select(
+        Entity.id,
+        Entity.kind,
+        Entity.display_name,
+        Entity.summary,
+        Entity.okf,
+        Entity.normalized_name,
+        Entity.project_key,
+    ).where(Entity.id.in_(list(ids)), *_active_unpinned())
+    found = {row[0]: EntityToJudge(*row) for row in session.execute(stmt)}
+    return [found[eid] for eid in ids if eid in found]
 
 
 def apps_seen_with(session: Session, ids: Sequence[int]) -> dict[int, str]:

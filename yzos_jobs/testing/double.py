@@ -309,18 +309,24 @@ class _Handler(BaseHTTPRequestHandler):
         with self.double._lock:
             self.double.requests.append(body)
             self.double.headers.append({k.lower(): v for k, v in self.headers.items()})
+        # Reading the request and writing the answer take no slot (as in a model server, where
+        # a slot is the model's time); a slow reply's slowness is the model's.
+        reply = self.double.responder(body)
+        slow = isinstance(reply, Hang | Drip)
         if self.double._slots:
             self.double._slots.acquire()
         self.double._enter()
         try:
             if self.double.latency_s:
                 time.sleep(self.double.latency_s)
-            reply = self.double.responder(body)
-            self._answer(body, reply)
+            if slow:
+                self._answer(body, reply)
         finally:
             self.double._leave()
             if self.double._slots:
                 self.double._slots.release()
+        if not slow:
+            self._answer(body, reply)
 
     def _answer(self, body: dict[str, Any], reply: Reply) -> None:
         model = body.get("model", "double")

@@ -1,0 +1,112 @@
+"""Benchmark: the LLM path as shipped, end to end through the CLI, against the model server's
+own limit.
+
+A loopback OpenAI-protocol server answering in 100 ms with 16 slots (its own process) can give
+at most 160 verdicts/s. The product runs with the shipped config.toml except `backend = "openai"`,
+`base_url` and `max_concurrency = 16` (batch size as shipped), on PostgreSQL, start-up included:
+1. `once entity_promote` over 10,000 candidates (distinct names);
+2. `once entity_purge_v06` over 100,000 active entities with `max_llm_calls = 10000`.
+Target for both: >= 0.9 of the server's limit.
+
+    .venv/bin/python bench/llm_path.py [--promote 10000] [--entities 100000] [--calls 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import _support
+from sqlalchemy import text
+
+from yzos_jobs.db import migrate
+from yzos_jobs.db.engine import create_db_engine
+from yzos_jobs.testing import create_pg_database, drop_pg_database, pg_url
+
+CANDIDATES = """
+INSERT INTO entity_candidates (raw_text, suggested_kind, source_kind, source_id, surrounding_text,
+                               status, attempts, created_at, updated_at)
+SELECT 'Project ' || g, 'project', 'window_title', 'src-' || g,
+       'Worked on project ' || g || ' in the afternoon', 'pending', 0,
+       now() - make_interval(secs => g), now()
+FROM generate_series(1, :n) AS g
+"""
+ENTITIES = """
+INSERT INTO entities (kind, display_name, normalized_name, status, confidence, verdict_source,
+                      classified_at, sighting_count, created_at, updated_at, summary)
+SELECT 'project', 'Project ' || g, 'project ' || g, 'active', 0.5, 'dry_run', now(), 0, now(),
+       now(), 'Worked on project ' || g
+FROM generate_series(1, :n) AS g
+"""
+
+
+def seeded(sql: str, n: int) -> tuple[str, str]:
+    name = create_pg_database()
+    url = pg_url(name)
+    engine = create_db_engine(url)
+    migrate.upgrade(engine)
+    with engine.begin() as conn:
+        conn.execute(text(sql), {"n": n})
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        conn.execute(text("VACUUM ANALYZE"))
+    engine.dispose()
+    return name, url
+
+
+def run(job: list[str], url: str, base_url: str, extra: dict[tuple[str, str], object]) -> tuple:
+    changes = {
+        ("llm", "backend"): "openai",
+        ("llm", "base_url"): base_url,
+        ("llm", "max_concurrency"): 16,
+        **extra,
+    }
+    config = _support.shipped_config(_support.OUT / "llm_path.toml", changes)
+    env = _support.cli_env(url, config)
+    elapsed, peak, out = _support.run_measured(["once", *job, "--json"], env, 0.2)
+    return elapsed, peak, json.loads(out)
+
+
+def report(what: str, n: int, calls: int, elapsed: float, limit: float) -> None:
+    ideal = calls / limit
+    print(
+        f"  {what:<34} {n} items, {calls} LLM calls in {elapsed:6.2f} s "
+        f"(ideal {ideal:.2f} s): {calls / elapsed:6.1f} calls/s"
+    )
+    print(f"  {'':<34} ratio to the server's limit {ideal / elapsed:.3f}  (target >= 0.9)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--promote", type=int, default=10_000)
+    parser.add_argument("--entities", type=int, default=100_000)
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--slots", type=int, default=16)
+    args = parser.parse_args()
+    limit = args.slots / args.latency
+    print(
+        f"LLM path through the CLI, shipped config, PostgreSQL, {_support.cores()} cores; "
+        f"server {args.slots} slots x {args.latency * 1000:.0f} ms = {limit:.0f} verdicts/s"
+    )
+    with _support.llm_double_process(args.latency, args.slots) as base_url:
+        name, url = seeded(CANDIDATES, args.promote)
+        try:
+            elapsed, peak, stats = run(["entity_promote"], url, base_url, {})
+        finally:
+            drop_pg_database(name)
+        report("once entity_promote", args.promote, stats["llm_calls"], elapsed, limit)
+        print(f"  {'':<34} promoted {stats['promoted']}, failed {stats['failed']}, "
+              f"peak RSS {peak:.0f} MB")
+        name, url = seeded(ENTITIES, args.entities)
+        try:
+            budget = {("jobs.entity_purge_v06", "max_llm_calls"): args.calls}
+            elapsed, peak, stats = run(["entity_purge_v06"], url, base_url, budget)
+        finally:
+            drop_pg_database(name)
+        report("once entity_purge_v06", args.entities, stats["llm_calls"], elapsed, limit)
+        print(f"  {'':<34} judged {stats['judged']}, failed {stats['failed']}, "
+              f"peak RSS {peak:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

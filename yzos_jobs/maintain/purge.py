@@ -1,0 +1,235 @@
+"""The purge's work: re-judge active entities batch by batch and write what each verdict means
+(kept, re-kinded or merged, archived for good). Batches stream like promote's: while one batch is
+written, the next ones are already being judged on the classifier's pool."""
+
+from __future__ import annotations
+
+from collections import deque
+from concurrent.futures import Future
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from yzos_jobs.db import entities as entity_db
+from yzos_jobs.db.decisions import DecisionRow, record_decisions
+from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.types import utcnow
+from yzos_jobs.entity.decisions import meaningful_summary
+from yzos_jobs.entity.merge import merge_entities, remember_old_key, scope_for
+from yzos_jobs.entity.trail import judged_decision
+from yzos_jobs.inference.types import Classified, ClassifierUsage, ClassifyInput, ClassifyOutcome
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.kinds import is_entity_kind
+from yzos_jobs.logging import get_logger
+
+log = get_logger(__name__)
+
+# Batches being judged at once (as in the promote loop): no slot idles at a batch's tail.
+JUDGING_DEPTH = 2
+
+
+@dataclass
+class PurgeStats:
+    judged: int = 0
+    kept: int = 0
+    rekinded: int = 0  # real, of another kind: moved to it (merged if that entity exists)
+    archived: int = 0
+    failed: int = 0
+    summaries: int = 0
+
+    def add(self, other: PurgeStats) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+def _rejudge_input(
+    entity: entity_db.EntityToJudge, summary: str | None, app: str | None
+) -> ClassifyInput:
+    """What the judge sees again: the name, the latest context, and the app it was seen in (the
+    classifier shows that app's name and category, as at promotion)."""
+    return ClassifyInput(
+        raw_text=entity.display_name,
+        source_kind="cron",
+        source_id=f"entity:{entity.id}",
+        suggested_kind=entity.kind,
+        app_bundle_id=app,
+        surrounding_text=summary or entity.summary,
+    )
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """What keeping a real entity did: its outcome in the trail, the entity it now is."""
+
+    outcome: str  # kept | rekinded | merged
+    entity_id: int
+    detail: str | None = None
+
+
+def _keep(
+    session: Session,
+    entity: entity_db.EntityToJudge,
+    kind: str | None,
+    rejudged: entity_db.Rejudged,
+    okf: dict[str, Any],
+    summary: str | None,
+    set_by: str,
+) -> _Kept | None:
+    """Keep a real entity; one judged real with another entity kind moves to that kind (merged
+    into the entity of that kind and name if there is one, left as it is if that one is
+    archived). None: the entity changed meanwhile (a user corrected or archived it)."""
+    now = rejudged.classified_at
+    if kind == entity.kind or not is_entity_kind(kind):
+        kept = entity_db.keep_entity(session, entity.id, rejudged, okf, summary)
+        return _Kept("kept", entity.id) if kept else None
+    assert kind is not None
+    new_key = (kind, entity.normalized_name, scope_for(kind, entity.project_key))
+    found = entity_db.find_entities(session, [new_key]).get(new_key)
+    if found is None or found.id == entity.id:
+        if not entity_db.keep_entity(session, entity.id, rejudged, okf, summary, new_key):
+            return None
+        remember_old_key(session, entity.id, entity.key, new_key, set_by, now)
+        return _Kept("rekinded", entity.id, f"kind {entity.kind} -> {kind}")
+    if found.status != "active":
+        kept = entity_db.keep_entity(session, entity.id, rejudged, okf, summary)
+        detail = f"judged a {kind}, but the {kind} of that name (entity {found.id}) is archived"
+        return _Kept("kept", entity.id, detail) if kept else None
+    rows = {r.id: r for r in entity_db.entity_rows(session, [entity.id, found.id], lock=True)}
+    source, target = rows.get(entity.id), rows.get(found.id)
+    if source is None or target is None or entity_db.user_corrected(session, [entity.id]):
+        return None
+    merge_entities(session, source, target, set_by, now)
+    detail = f"{entity.kind} {entity.display_name!r} (entity {entity.id}) merged as a {kind}"
+    return _Kept("merged", target.id, detail)
+
+
+def _write_purge(
+    session: Session,
+    ctx: JobContext,
+    entities: list[entity_db.EntityToJudge],
+    outcomes: list[ClassifyOutcome],
+    summaries: dict[int, str],
+) -> PurgeStats:
+    stats = PurgeStats()
+    now = utcnow()
+    set_by = f"entity_purge_v06@{ctx.owner}"
+    trail: list[DecisionRow] = []
+
+    def record(outcome: ClassifyOutcome, what: str, entity_id: int, detail: str | None) -> None:
+        trail.append(
+            judged_decision("entity_purge_v06", outcome, what, entity_id, ctx.run_id, detail)
+        )
+
+    for entity, outcome in zip(entities, outcomes, strict=True):
+        if outcome.verdict is None:
+            stats.failed += 1  # the entity keeps its state
+            continue
+        stats.judged += 1
+        v = outcome.verdict
+        rejudged = entity_db.Rejudged(outcome.source or "llm", outcome.model_id, v.confidence, now)
+        if v.is_real_entity:
+            okf = dict(entity.okf or {})
+            okf["classification"] = {"kind": v.kind, "reason": v.reason, "model": outcome.model_id}
+            summary = summaries.get(entity.id)
+            fresh = summary if summary and summary != entity.summary else None
+            kept = _keep(session, entity, v.kind, rejudged, okf, fresh, set_by)
+            if kept is not None:
+                stats.kept += kept.outcome == "kept"
+                stats.rekinded += kept.outcome != "kept"
+                stats.summaries += fresh is not None and kept.outcome != "merged"
+                record(outcome, kept.outcome, kept.entity_id, kept.detail)
+            continue
+        reason = f"{v.kind}: {v.reason}"[:1000]
+        if entity_db.archive_entity(session, entity.id, rejudged, reason, set_by):
+            stats.archived += 1
+            record(outcome, "archived", entity.id, None)
+    record_decisions(session, trail, now)
+    return stats
+
+
+
+
+@dataclass
+class _Judging:
+    entities: list[entity_db.EntityToJudge]
+    summaries: dict[int, str]
+    reserved: int  # LLM calls this batch may cost, set aside from the run's budget
+    classified: Future[Classified]
+
+
+class _Due:
+    """The ids due for a re-judgement in this run, fetched in chunks (one sort per chunk, not
+    per batch); an entity is handed out once."""
+
+    CHUNK = 5000
+
+    def __init__(self, run_started: datetime) -> None:
+        self.run_started = run_started
+        self.ids: deque[int] = deque()
+        self.handed: set[int] = set()
+
+    def take(self, ctx: JobContext, n: int) -> list[int]:
+        if len(self.ids) < n:
+            with ctx.sessions() as s:
+                more = entity_db.due_for_rejudgement(s, self.run_started, self.handed, self.CHUNK)
+            self.ids.extend(eid for eid in more if eid not in self.ids)
+        taken = [self.ids.popleft() for _ in range(min(n, len(self.ids)))]
+        self.handed.update(taken)
+        return taken
+
+
+def _submit(ctx: JobContext, due: _Due, limit: int) -> _Judging | None:
+    """Start judging the next entities due; None when none is left."""
+    entities: list[entity_db.EntityToJudge] = []
+    while not entities and (taken := due.take(ctx, limit)):
+        with ctx.sessions() as s:
+            entities = entity_db.entities_to_judge(s, taken)
+    with ctx.sessions() as s:
+        ids = [e.id for e in entities]
+        latest = entity_db.latest_sighting_summaries(s, ids)
+        apps = entity_db.apps_seen_with(s, ids)
+    if not entities:
+        return None
+    summaries = {eid: text for eid, raw in latest.items() if (text := meaningful_summary(raw))}
+    inputs = [_rejudge_input(e, summaries.get(e.id), apps.get(e.id)) for e in entities]
+    future = ctx.classifier.submit_many(inputs, ctx.breaker)
+    return _Judging(entities, summaries, len(entities), future)
+
+
+def rejudge_due(ctx: JobContext) -> tuple[PurgeStats, ClassifierUsage]:
+    """Re-judge what is due within `max_llm_calls` real calls (cached verdicts are free)."""
+    cfg = ctx.settings.jobs.entity_purge_v06
+    stats, usage = PurgeStats(), ClassifierUsage()
+    due, budget, exhausted = _Due(utcnow()), cfg.max_llm_calls, False
+    judging: deque[_Judging] = deque()
+    while True:
+        while not exhausted and len(judging) < JUDGING_DEPTH and not ctx.stop.is_set():
+            limit = min(cfg.batch_size, budget)
+            if limit <= 0:
+                break  # what the batches in hand do not spend (cache hits) comes back
+            batch = _submit(ctx, due, limit)
+            if batch is None:
+                exhausted = True
+                break
+            budget -= batch.reserved
+            judging.append(batch)
+        if not judging:
+            break
+        batch = judging.popleft()
+        classified = batch.classified.result()
+        budget += batch.reserved - classified.usage.llm_calls  # cache hits cost nothing
+        usage += classified.usage
+        outcomes = classified.outcomes
+        stats.add(
+            run_in_transaction(
+                ctx.sessions,
+                lambda s, b=batch, o=outcomes: _write_purge(s, ctx, b.entities, o, b.summaries),
+            )
+        )
+        ctx.advance(len(batch.entities))
+        if all(o.error for o in outcomes):
+            log.warning("entity_purge_v06 stopping: every re-judgement in a batch failed")
+            exhausted = True
+    return stats, usage
