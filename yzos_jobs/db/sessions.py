@@ -8,7 +8,7 @@ from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import upsert_insert
-from yzos_jobs.db.models import ActivitySession, ImporterSeen
+from yzos_jobs.db.models import ActivitySession
 
 
 def upsert_activity_session(
@@ -46,18 +46,14 @@ def upsert_activity_session(
     )
 
 
-def open_sessions_seen_under(session: Session, importer: str, seen_session_id: str) -> list[str]:
-    """External ids of the importer's open sessions listed under one importer_seen session id
-    (Claude Code lists each file's sessions under `file:<path>`, to end them when it goes idle)."""
-    return list(
-        session.scalars(
-            select(ActivitySession.external_id)
-            .join(
-                ImporterSeen,
-                (ImporterSeen.importer_name == importer)
-                & (ImporterSeen.session_id == seen_session_id)
-                & (ImporterSeen.record_id == ActivitySession.external_id),
-            )
-            .where(ActivitySession.source_kind == importer, ActivitySession.status == "open")
+def session_project_paths(
+    session: Session, source_kind: str, external_ids: list[str]
+) -> dict[str, str | None]:
+    """The project path each of these sessions was recorded with."""
+    rows = session.execute(
+        select(ActivitySession.external_id, ActivitySession.project_path).where(
+            ActivitySession.source_kind == source_kind,
+            ActivitySession.external_id.in_(sorted(set(external_ids))),
         )
     )
+    return {eid: path for eid, path in rows}
