@@ -68,12 +68,12 @@ COMMAND_LINE = re.compile(r"^(?:\S*[\\/])?aider(?:\.exe)?(?:\s|$)|\s-m\s+aider(?
 HISTORY_FLAG = re.compile(r"--chat-history-file(?:=|\s+)(\S+)")
 MODE_COMMAND = re.compile(r"^/(?:ask|code|architect|context|copy-context)(?:\s+|$)")
 OLD_TOOL = re.compile(r"^_(.*)_\s*$")
-ABSOLUTE = re.compile(r"(?:^|\s)((?:[A-Za-z]:\\|/)\S.*)$")
-GIT_PATH = re.compile(r"((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
+CREATING = re.compile(r"^Creating empty file (.+)$")
+GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 
 REQUEST_CHARS = 2000  # of a request's text kept in memory
 IDENTITY_BYTES = 4096
-MAX_PATHS = 20  # absolute paths kept per session as evidence of the repository
+MAX_PATHS = 20  # file names kept per /add as evidence of the repository
 
 
 @dataclass
@@ -85,8 +85,13 @@ class SessionRepository:
     work_dir: str | None = None
     command: str | None = None
     git_path: str | None = None  # an absolute `…/.git` path in aider's output
-    paths: list[str] = field(default_factory=list)  # absolute paths in aider's output
-    added: list[str] = field(default_factory=list)  # files added to the chat, as aider names them
+    # Files as named: absolute paths aider printed for files it added or created, absolute
+    # paths the user gave `/add`; names aider printed relative to the repository's root; names
+    # the user gave `/add` relative to where aider runs.
+    printed_paths: list[str] = field(default_factory=list)
+    given_paths: list[str] = field(default_factory=list)
+    root_names: list[str] = field(default_factory=list)
+    given_names: list[str] = field(default_factory=list)
 
     @property
     def history_flag(self) -> str | None:
@@ -112,21 +117,13 @@ class SessionRepository:
             return repo.repository_of_git_dir(joined) if joined else None
         if self.git_path:
             return repo.normalise(self.git_path)
-        return self._from_added_file()
-
-    def _from_added_file(self) -> str | None:
-        """aider names files in the chat relative to the repository's root: an absolute path it
-        printed that ends with such a name gives the root."""
-        for name in self.added:
-            if repo.is_absolute(name):
-                continue
-            tail = repo.segments(name)
-            for path in self.paths:
-                names = repo.segments(path)
-                if tail and len(names) > len(tail) and names[-len(tail) :] == tail:
-                    root = path[: len(path) - len(name)].rstrip("\\/")
-                    if repo.is_absolute(root):
-                        return repo.normalise(root)
+        root = _prefix(self.printed_paths + self.given_paths, self.root_names)
+        if root is not None:
+            return root  # aider names a file relative to the root; its absolute path is known
+        cwd = _prefix(self.printed_paths, self.given_names)
+        if cwd is not None and git:
+            joined = repo.join(cwd, git)  # the user named a file relative to where aider ran
+            return repo.repository_of_git_dir(joined) if joined else None
         return None
 
     def root(self, history: Path, file_root: Callable[[], str | None]) -> str | None:
@@ -149,6 +146,21 @@ class SessionRepository:
     def at_history_root(self) -> bool:
         """aider placed the history itself (at the repository's root): no --chat-history-file."""
         return self.history_flag is None
+
+
+def _prefix(paths: list[str], names: list[str]) -> str | None:
+    """The directory under which an absolute path of `paths` is a relative name of `names`."""
+    for name in names:
+        tail = repo.segments(name)
+        if not tail or repo.is_absolute(name) or ".." in tail:
+            continue
+        for path in paths:
+            parts = repo.segments(path)
+            if len(parts) > len(tail) and parts[-len(tail) :] == tail:
+                head = repo.join(path, "/".join([".."] * len(tail)))
+                if head and repo.is_absolute(head):
+                    return head
+    return None
 
 
 @dataclass
@@ -249,9 +261,11 @@ class AiderSession:
             kind = "snapshot"
         elif m := ADDED.match(text):
             name = m.group(1).strip()
-            r.added.append(name)
+            (r.printed_paths if repo.is_absolute(name) else r.root_names).append(name)
             self._touched(line, at, name)
             kind = "added"
+        elif m := CREATING.match(text):
+            r.printed_paths.append(m.group(1).strip())
         elif m := APPLIED.match(text):
             self._touched(line, at, m.group(1).strip())
         elif m := (OLD_COMMIT if self.old_format else COMMIT).match(text):
@@ -259,10 +273,9 @@ class AiderSession:
             if has_words(subject):
                 work = self._last_tool not in ("snapshot", "added")
                 self._event(at, Commit(line, m.group(1), subject, work))
-        if r.git_path is None and (m := GIT_PATH.search(text)):
-            r.git_path = m.group(1)
-        if len(r.paths) < MAX_PATHS and (m := ABSOLUTE.search(text)):
-            r.paths.append(m.group(1).rstrip())
+        found = None if r.git_path or text.startswith("Git repo:") else GIT_PATH.search(text)
+        if found:
+            r.git_path = found.group(1)
         self._last_tool = kind
 
     def _touched(self, line: int, at: int, path: str) -> None:
@@ -290,7 +303,9 @@ class AiderSession:
         head = text.splitlines()[0].strip()
         if head.startswith("/"):
             if text.startswith("/add "):
-                self.repository.paths.extend(p for p in text[5:].split() if repo.is_absolute(p))
+                r = self.repository
+                for name in text[5:].split()[:MAX_PATHS]:
+                    (r.given_paths if repo.is_absolute(name) else r.given_names).append(name)
             m = MODE_COMMAND.match(text)
             if m is None:
                 return  # a command
