@@ -26,11 +26,15 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
-from yzos_jobs.files import open_regular
-from yzos_jobs.importers import repository as repo
-from yzos_jobs.importers.aider_history import HISTORY_FILE, AiderSession, read_sessions
+from yzos_jobs.importers.aider_history import (
+    HISTORY_FILE,
+    AiderSession,
+    FileRoot,
+    closed_session,
+    read_sessions,
+)
 from yzos_jobs.importers.base import FileImporter, OpenedFile, head_hash
-from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.sessions import ClosedSession, segment_of
 
@@ -38,54 +42,6 @@ IMPORTER = "aider"
 SESSIONS_PER_BATCH = 100
 SEGMENT = "segment"
 LEGACY_COVERED = 1 << 62  # a session imported before segments were kept counts as complete
-
-
-class FileRoot:
-    """The repository a history's own sessions show, found once, lazily: the first session, from
-    the file's start, that shows its repository and let aider place the history (at that
-    repository's root)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._found: str | None = None
-        self._done = False
-
-    def __call__(self) -> str | None:
-        if not self._done:
-            self._done = True
-            before = LinesBefore(self.path, 0)
-            with open_regular(self.path) as fh:
-                lines = (
-                    (Position(before, n), end, raw)
-                    for n, end, raw in read_lines(
-                        fh, 0, keep_unfinished=True, on_long_line=lambda n: None
-                    )
-                )
-                for session in read_sessions(lines, self.path, 0, lambda err: None):
-                    shown = session.repository.shown()
-                    if shown is not None and session.repository.at_history_root:
-                        self._found = shown
-                        break
-        return self._found
-
-
-def closed_session(
-    s: AiderSession, first_line: int, root: str | None, mtime: datetime
-) -> ClosedSession:
-    """A session as written: its events with the file's line numbers (`first_line` is the
-    number of the line reading started at, minus one)."""
-    ended = s.ended_at if s.closed and s.ended_at else mtime
-    return ClosedSession(
-        "aider",
-        s.external_id,
-        str(s.path),
-        root,
-        repo.name_of(root),
-        s.started_at,
-        max(ended, s.started_at),
-        first_line + s.line,
-        [replace(e, line=e.line + first_line) for _, e in s.events],
-    )
 
 
 def coverage(record_ids: Sequence[str]) -> tuple[int, int]:

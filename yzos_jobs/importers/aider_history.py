@@ -28,19 +28,22 @@ else the repository the file's own sessions show, else the history file's direct
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from blake3 import blake3
 
+from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.base import parse_timestamp
-from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import ImportRecordError
 from yzos_jobs.importers.sessions import (
+    ClosedSession,
     Commit,
     Event,
     FileTouched,
@@ -374,3 +377,69 @@ def read_sessions(
     if current is not None:
         current.finish(offset, None, closed=False)
         yield current
+
+
+class FileRoot:
+    """The repository a history's own sessions show, found once, lazily: the first session, from
+    the file's start, that shows its repository and let aider place the history (at that
+    repository's root)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._found: str | None = None
+        self._done = False
+
+    def __call__(self) -> str | None:
+        if not self._done:
+            self._done = True
+            before = LinesBefore(self.path, 0)
+            with open_regular(self.path) as fh:
+                lines = (
+                    (Position(before, n), end, raw)
+                    for n, end, raw in read_lines(
+                        fh, 0, keep_unfinished=True, on_long_line=lambda n: None
+                    )
+                )
+                for session in read_sessions(lines, self.path, 0, lambda err: None):
+                    shown = session.repository.shown()
+                    if shown is not None and session.repository.at_history_root:
+                        self._found = shown
+                        break
+        return self._found
+
+
+def closed_session(
+    s: AiderSession, first_line: int, root: str | None, mtime: datetime
+) -> ClosedSession:
+    """A session as written: its events with the file's line numbers (`first_line` is the
+    number of the line reading started at, minus one)."""
+    ended = s.ended_at if s.closed and s.ended_at else mtime
+    return ClosedSession(
+        "aider",
+        s.external_id,
+        str(s.path),
+        root,
+        repo.name_of(root),
+        s.started_at,
+        max(ended, s.started_at),
+        first_line + s.line,
+        [replace(e, line=e.line + first_line) for _, e in s.events],
+    )
+
+
+def history_sessions(path: Path) -> list[ClosedSession]:
+    """Every session of a history file, closed or not, as the importer would write it whole
+    (the last one ending at the file's modification time)."""
+    path = path.resolve()
+    before = LinesBefore(path, 0)
+    file_root = FileRoot(path)
+    with open_regular(path) as fh:
+        mtime = datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, UTC)
+        lines = (
+            (Position(before, n), end, raw)
+            for n, end, raw in read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
+        )
+        return [
+            closed_session(s, 0, s.repository.root(path, file_root), mtime)
+            for s in read_sessions(lines, path, 0, lambda err: None)
+        ]

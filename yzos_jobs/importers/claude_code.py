@@ -26,7 +26,12 @@ from sqlalchemy.orm import Session
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
 from yzos_jobs.db.sessions import session_project_paths
 from yzos_jobs.importers.base import FileImporter, OpenedFile
-from yzos_jobs.importers.claude_transcript import SUBAGENTS, TranscriptReader, TranscriptSession
+from yzos_jobs.importers.claude_transcript import (
+    SUBAGENTS,
+    TranscriptReader,
+    TranscriptSession,
+    add_facts,
+)
 from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportStats, Unit, Written
 from yzos_jobs.importers.sessions import ClosedSession
@@ -133,14 +138,8 @@ class ClaudeCodeImporter(FileImporter):
                 reached[0] = end
                 yield where, end, raw
 
-        main = opened.path.parent.name != SUBAGENTS
-        for _, fact in reader.facts(lines(), subagent=not main):
-            session = sessions.get(fact.session_id)
-            if session is None:
-                session = sessions[fact.session_id] = TranscriptSession(
-                    fact.session_id, opened.path
-                )
-            session.facts.append(fact)
+        subagent = opened.path.parent.name == SUBAGENTS
+        add_facts(sessions, reader.facts(lines(), subagent=subagent), opened.path)
         return reached[0]
 
     def _units(self, main: Path, sessions: dict[str, TranscriptSession]) -> list[Unit[_Segment]]:

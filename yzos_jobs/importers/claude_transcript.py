@@ -25,15 +25,16 @@ gives (a `Fact`):
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.base import parse_json_object, parse_timestamp
-from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import ImportRecordError, record_key
 from yzos_jobs.importers.sessions import (
     ClosedSession,
@@ -43,6 +44,7 @@ from yzos_jobs.importers.sessions import (
     Request,
     has_words,
     title_of,
+    word_units,
 )
 from yzos_jobs.text import clean_text
 
@@ -101,14 +103,15 @@ def _text_parts(content: Any) -> list[str]:
 
 def typed_text(text: str) -> str:
     """What a person typed in a user turn: the text outside tags, and a slash command's
-    arguments. Text that goes on right after a closing tag, with no blank line between, belongs
-    to the tagged block (a tool's trailer: "Full transcript available at: …")."""
+    arguments when they are words of a request. Text that goes on right after a closing tag,
+    with no blank line between, belongs to the tagged block (a tool's trailer: "Full transcript
+    available at: …")."""
     kept: list[str] = []
     last = 0
     for m in _TAGGED.finditer(text):
         kept.append(_after_tag(text[last : m.start()]) if last else text[last : m.start()])
-        if m.group(1) == "command-args":
-            kept.append(m.group(2))
+        if m.group(1) == "command-args" and word_units(m.group(2)) >= 2:
+            kept.append(m.group(2))  # a request, not a setting (`/model sonnet`)
         last = m.end()
     kept.append(_after_tag(text[last:]) if last else text[last:])
     typed = "\n".join(part.strip() for part in kept if part.strip())
@@ -306,3 +309,34 @@ class TranscriptSession:
             kept,
             segment,
         )
+
+
+def add_facts(
+    sessions: dict[str, TranscriptSession], facts: Iterable[tuple[int, Fact]], path: Path
+) -> None:
+    """File each fact under its session (a session is named after the file it first appears
+    in: the main transcript, read first)."""
+    for _, fact in facts:
+        session = sessions.get(fact.session_id)
+        if session is None:
+            session = sessions[fact.session_id] = TranscriptSession(fact.session_id, path)
+        session.facts.append(fact)
+
+
+def transcript_sessions(files: Sequence[Path]) -> list[ClosedSession]:
+    """The sessions of one transcript group (the main transcript first, then its subagents'),
+    each closed whole, as the importer would write it on a first import."""
+    reader = TranscriptReader(lambda err: None)
+    sessions: dict[str, TranscriptSession] = {}
+    for path in files:
+        before = LinesBefore(path, 0)
+        with open_regular(path) as fh:
+            lines = (
+                (Position(before, n), end, raw)
+                for n, end, raw in read_lines(
+                    fh, 0, keep_unfinished=False, on_long_line=lambda n: None
+                )
+            )
+            add_facts(sessions, reader.facts(lines, subagent=path.parent.name == SUBAGENTS), path)
+    closed = (s.closed() for _, s in sorted(sessions.items()))
+    return [c for c in closed if c is not None]
