@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.importer_state import FileMark, load_mark, save_mark
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import upsert_activity_session
+from yzos_jobs.db.sessions import SessionFacts, upsert_activity_sessions
 from yzos_jobs.db.triage import queue_triage
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.files import describe, find_regular_files, open_regular
@@ -277,15 +277,13 @@ class FileImporter:
         line has nothing to triage: its candidates are pending."""
         now = utcnow()
         written = Written()
-        for s in sessions:
-            upsert_activity_session(
-                db,
-                s.source,
-                s.external_id,
-                project_path=s.project_path,
-                started_at=s.started_at,
-                ended_at=s.ended_at,
-            )
+        upsert_activity_sessions(
+            db,
+            [
+                SessionFacts(s.source, s.external_id, s.project_path, s.started_at, s.ended_at)
+                for s in sessions
+            ],
+        )
         triaged = [s for s in sessions if self.triage and s.digest_lines()]
         held = {s.source_id for s in triaged}
         rows = [(s, c) for s in sessions for c in s.candidates(self.limit)]

@@ -207,8 +207,8 @@ class ClosedSession:
 
         def add(raw: str, kind: str, line: int, context: str) -> None:
             raw_text = clean_text(raw, limit)
-            if raw_text is None or noise_filter.is_noise(raw_text):
-                return
+            if raw_text is None or (kind == "project" and noise_filter.is_noise(raw_text)):
+                return  # a task's title was checked by `tasks`
             rows.append(
                 NewCandidate(
                     raw_text=raw_text,
