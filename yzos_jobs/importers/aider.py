@@ -70,7 +70,6 @@ class AiderImporter(FileImporter):
             self.stats.files_unchanged += 1
             return  # nothing new, and no open session has gone idle
         file_root = FileRoot(path)
-        self._quiet_repeats = unchanged  # the idle last session read again: nothing new
         batch: list[AiderSession] = []
         resume_at, found = now.size, False
         lines = self.lines(opened, opened.start, keep_unfinished=True)
@@ -85,9 +84,10 @@ class AiderImporter(FileImporter):
             if len(batch) >= SESSIONS_PER_BATCH and session.closed:
                 end = session.end  # a mark as if the file ended here: the next run goes on
                 mark = FileMark(end, now.mtime_ns, end, head_hash(path, end))
-                self._write_batch(opened, batch, mark, file_root)
+                self._write_batch(opened, batch, mark, file_root, unchanged)
                 batch = []
-        wrote = self._write_batch(opened, batch, replace(now, offset=resume_at), file_root)
+        final = replace(now, offset=resume_at)
+        wrote = self._write_batch(opened, batch, final, file_root, unchanged)
         if unchanged and not wrote:
             self.stats.files_unchanged += 1
         if not found and opened.start == 0 and now.size:
@@ -99,10 +99,12 @@ class AiderImporter(FileImporter):
         sessions: list[AiderSession],
         mark: FileMark,
         file_root: FileRoot,
+        reread: bool,
     ) -> int:
         """The closed sessions past what was imported of them, in one transaction with their
         importer_seen rows and the file mark; then, without a model, their session end. Returns
-        how many were new."""
+        how many were new. `reread`: the file is unchanged and its idle last session was read
+        again, so finding it imported is no repeat worth counting."""
         with self.ctx.sessions() as db:
             seen = records_named(db, IMPORTER, [s.external_id for s in sessions], SEGMENT)
         mtime = datetime.fromtimestamp(opened.now.mtime_ns / 1e9, UTC)
@@ -111,7 +113,7 @@ class AiderImporter(FileImporter):
             covered, written = coverage(seen.get(s.external_id, []))
             length = s.end - s.offset
             if covered >= length:
-                self.stats.skipped += not self._quiet_repeats  # imported before (a copy)
+                self.stats.skipped += not reread  # imported before: a copy
                 continue
             unit = self.prepare(
                 s.where,

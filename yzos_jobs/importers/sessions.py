@@ -222,34 +222,37 @@ class ClosedSession:
                 )
             )
 
+        tasks = self.tasks()
         if self.project:
-            titles = [t for _, t, _ in self.tasks()[: NEIGHBOURS * 2]]
+            titles = [t for _, t, _ in tasks[: NEIGHBOURS * 2]]
             add(self.project, "project", self.project_line, "\n".join([head, *titles]))
-        for line, title, event in self.tasks():
-            add(title, "task", line, self._context(head, event))
+        items = [e for e in self.events if isinstance(e, Request | Commit)]
+        position = {id(e): i for i, e in enumerate(items)}
+        for line, title, event in tasks:
+            add(title, "task", line, _context(head, items, position[id(event)]))
         return rows
 
-    def _context(self, head: str, event: Request | Commit) -> str:
-        """The session's project, the request the candidate answers or is, its commit, and the
-        neighbouring requests and commits."""
-        items = [e for e in self.events if isinstance(e, Request | Commit)]
-        index = items.index(event)
-        parts = [head]
-        asked = next((e for e in reversed(items[: index + 1]) if isinstance(e, Request)), None)
-        if asked is not None:
-            quoted = collapse(asked.text, CONTEXT_REQUEST_CHARS)
-            parts.append(f"request (line {asked.line}): {quoted}")
-        if isinstance(event, Commit):
-            prefix, _ = split_prefix(event.subject)
-            kind = f" ({prefix})" if prefix else ""
-            parts.append(f"commit {event.sha}{kind} (line {event.line}): {event.subject}")
-        before = [_label(e) for e in items[max(0, index - NEIGHBOURS) : index] if e is not asked]
-        after = [_label(e) for e in items[index + 1 : index + 1 + NEIGHBOURS]]
-        if before:
-            parts.append("before: " + " | ".join(before))
-        if after:
-            parts.append("after: " + " | ".join(after))
-        return "\n".join(parts)
+
+def _context(head: str, items: Sequence[Request | Commit], index: int) -> str:
+    """The session's project, the request the candidate answers or is, its commit, and the
+    neighbouring requests and commits."""
+    event = items[index]
+    parts = [head]
+    asked = next((items[i] for i in range(index, -1, -1) if isinstance(items[i], Request)), None)
+    if asked is not None:
+        quoted = collapse(asked.text, CONTEXT_REQUEST_CHARS)
+        parts.append(f"request (line {asked.line}): {quoted}")
+    if isinstance(event, Commit):
+        prefix, _ = split_prefix(event.subject)
+        kind = f" ({prefix})" if prefix else ""
+        parts.append(f"commit {event.sha}{kind} (line {event.line}): {event.subject}")
+    before = [_label(e) for e in items[max(0, index - NEIGHBOURS) : index] if e is not asked]
+    after = [_label(e) for e in items[index + 1 : index + 1 + NEIGHBOURS]]
+    if before:
+        parts.append("before: " + " | ".join(before))
+    if after:
+        parts.append("after: " + " | ".join(after))
+    return "\n".join(parts)
 
 
 _TOOL_NAMES = {"aider": "aider", "claude_code": "Claude Code"}
