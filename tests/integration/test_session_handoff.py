@@ -15,11 +15,12 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
-from tests.support.corpus import HEALTH, REAL, WORKTREE, at_rest, history
+from tests.support.corpus import HEALTH, REAL, WORCESTER, WORKTREE, at_rest, history, transcript
 from tests.support.jobs import candidates, entities, make_ctx
 from tests.support.tables import row_counts
 from yzos_jobs.db.models import ActivitySession, ImporterSeen, SessionTriage
 from yzos_jobs.importers.aider import AiderImporter
+from yzos_jobs.importers.claude_code import ClaudeCodeImporter
 from yzos_jobs.importers.digests import session_digests
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote
@@ -179,3 +180,22 @@ def test_a_killed_import_goes_on_at_once_without_waiting_for_the_file_to_idle(
             )
         )
     assert seen == 2999
+
+
+def test_with_a_model_a_claude_code_session_is_held_and_its_digest_queued(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = transcript(tmp_path, WORCESTER)
+    with OpenAIDouble(one_task_per_commit) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        stats = ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+        assert (stats.digests, stats.promoted, llm.calls) == (1, 0, 0)
+        [queued] = triages(ctx)
+        assert queued.payload == session_digests(path, "claude-code")[0].payload
+        assert {c.status for c in candidates(ctx)} == {"held"}
+        promoted = run_entity_promote(ctx)
+    assert promoted["triage_triaged"] == 1
+    [task_entity] = [e for e in entities(ctx) if e.kind == "task"]
+    assert (
+        task_entity.display_name == "fix: add return before redirect in adminlogin superuser path"
+    )
