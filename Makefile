@@ -44,6 +44,7 @@ bench: install
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/promote.py
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/extraction.py
 	$(BIN)/python bench/review.py
 
 # `yzos-jobs eval` against the local llama.cpp server in both constraint modes (several minutes).

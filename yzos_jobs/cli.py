@@ -324,9 +324,11 @@ IMPORT_COUNTS = (
     "files_unchanged",
     "records",
     "sessions",
+    "sessions_open",
     "candidates",
     "apps",
     "triaged",
+    "digests",
     "sessions_ended",
     "promoted",
     "skipped",
@@ -355,6 +357,8 @@ def _run_import(app: AppContext, importer_cls: type, paths: list[Path], label: s
         click.echo(f"… and {stats.errors - 20} more skipped records", err=True)
     counts = stats.counts()
     click.echo(f"{label}: " + "  ".join(f"{k} {counts[k]}" for k in IMPORT_COUNTS))
+    for note in stats.notes[:20]:
+        click.echo(f"note: {note}")
     _log().info("import finished", importer=label, **counts)
 
 

@@ -138,7 +138,7 @@ class NoiseFilterSettings(_Section):
 
 
 class ImportersSettings(_Section):
-    # An aider session whose file has not changed for this long is considered ended.
+    # An aider or Claude Code session whose files have not changed for this long has ended.
     session_idle_s: int = Field(default=1800, ge=0, le=7 * DAY_S)
     max_field_chars: int = Field(default=4000, ge=16, le=1_000_000)
 

@@ -53,7 +53,8 @@ def _imported(result: subprocess.CompletedProcess[str]) -> Imported:
 
 
 def idle_config(tmp_path: Path) -> Path:
-    """A config under which every aider session counts as closed (its file is idle)."""
+    """A config under which every aider and Claude Code session counts as closed (its file is
+    idle)."""
     config = tmp_path / "config.toml"
     config.write_text("[importers]\nsession_idle_s = 0\n")
     return config

@@ -97,7 +97,13 @@ def test_claude_code_and_aider_lines_past_the_bound_are_one_line_each(
         + b'"}\n'
         + cc_line("u3", "measure the cache layer").encode()
     )
-    cc = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    cc = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
     assert cc.returncode == 0
     only_skipped_at(cc, where(transcript, 2))
     assert {"add the cache layer", "measure the cache layer"} <= set(candidate_texts(db_url))
@@ -211,7 +217,12 @@ def test_unreadable_file_and_directory_are_one_line_each_and_the_rest_imported(
     dangling.symlink_to(root / "deleted.jsonl")
     try:
         imported = run_import(
-            importer, root, db_url=db_url, cwd=tmp_path, prefix=_without_root_powers()
+            importer,
+            root,
+            db_url=db_url,
+            cwd=tmp_path,
+            config=idle_config(tmp_path),
+            prefix=_without_root_powers(),
         )
     finally:
         locked.chmod(0o755)

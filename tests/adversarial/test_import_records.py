@@ -64,7 +64,13 @@ def test_claude_code_line_nested_100000_deep_is_one_line_and_the_file_goes_on(
     deep += "[" * DEEP + "]" * DEEP + "}\n"
     good = cc_line("u1", "add a retry to the uploader"), cc_line("u3", "ship it now")
     path.write_text(good[0] + deep + good[1])
-    first = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    first = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
     assert first.returncode == 0
     only_skipped_at(first, where(path, 2))
     assert {"add a retry to the uploader", "ship it now"} <= set(candidate_texts(db_url))
@@ -131,7 +137,13 @@ def test_claude_code_lone_surrogate_in_every_field_is_replaced_and_imported(
     path.write_text(
         cc_line(f"u1{s}", f"rename the {s} module", session_id=f"sess{s}", cwd=f"/home/{s}/code")
     )
-    imported = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
     assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
     assert "rename the \ufffd module" in candidate_texts(db_url)
     assert session_ids(db_url) == {"sess\ufffd"}
@@ -187,7 +199,13 @@ def test_claude_code_timestamp_out_of_range_is_reported_and_skipped(
         + cc_line("u2", "this one is from year zero", timestamp="0001-01-01T00:00:00+14:00")
         + cc_line("u3", "document the export command")
     )
-    imported = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
     assert imported.returncode == 0
     only_skipped_at(imported, where(path, 2))
     texts = candidate_texts(db_url)
@@ -282,7 +300,13 @@ def test_claude_code_and_aider_records_refused_by_the_database_cost_only_themsel
         + cc_line("u2", "feed it the poison input")
         + cc_line("u3", "add the download link")
     )
-    imported = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
     assert imported.returncode == 0
     only_skipped_at(imported, where(transcript, 2))
     texts = candidate_texts(db_url)
@@ -297,7 +321,7 @@ def test_claude_code_and_aider_records_refused_by_the_database_cost_only_themsel
     )
     aider = run_import("aider", history, db_url=db_url, cwd=tmp_path, config=idle_config(tmp_path))
     assert aider.returncode == 0
-    only_skipped_at(aider, where(history, 5))
+    only_skipped_at(aider, where(history, 7))  # the refused request's own line
     texts = candidate_texts(db_url)
     assert "add the search box" in texts and "add the results page" in texts
 
@@ -338,7 +362,13 @@ def test_claude_code_repeated_uuid_in_one_batch_keeps_the_first(
     path = tmp_path / "projects" / "-home-me" / "sess-1.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(cc_line("u1", "add the first feature") + cc_line("u1", "a copy that differs"))
-    imported = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
     assert imported.returncode == 0 and imported.counts["skipped"] == 1
     texts = candidate_texts(db_url)
     assert "add the first feature" in texts and "a copy that differs" not in texts
@@ -373,7 +403,13 @@ def test_claude_code_long_ids_that_differ_only_at_the_end_stay_apart(
         cc_line("u" * 299 + "a", "add the first long one", session_id="x" * 299 + "a")
         + cc_line("u" * 299 + "b", "add the second long one", session_id="x" * 299 + "b")
     )
-    imported = run_import("claude-code", tmp_path / "projects", db_url=db_url, cwd=tmp_path)
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
     assert imported.returncode == 0 and imported.skipped == []
     texts = candidate_texts(db_url)
     assert "add the first long one" in texts and "add the second long one" in texts

@@ -45,8 +45,11 @@ def test_aider_history_sessions_candidates_and_no_rows_on_reimport(
     # blank `####` lines and single tokens ("yes") are not requests
     assert not any(r in ("yes", "") for r, _ in raw)
     with ctx.sessions() as s:
-        paths = sorted(p for p in s.scalars(select(ActivitySession.project_path)) if p)
-    assert paths == ["/Users/me/Code/billing-service", str(root / "yzos-core")]
+        paths = sorted(s.scalars(select(ActivitySession.project_path)))
+    # `Git repo: .git` and `Git repo: none` sessions are in the history's directory; the second
+    # session ran in billing-service with --chat-history-file pointing here.
+    here = str(root / "yzos-core")
+    assert paths == ["/Users/me/Code/billing-service", here, here]
     # dry_run promoted them inline at session end
     assert {c.status for c in candidates(ctx)} == {"promoted"}
     before = row_counts(ctx.sessions)

@@ -122,6 +122,16 @@ def test_only_an_archived_entity_blocks_promotion(status: str, blocked: bool) ->
         ("\u201cQuoted\u201d", "quoted", "Quoted"),
         ("ＦＵＬＬ width", "full width", "FULL width"),
         ("Straße", "strasse", "Straße"),
+        # Balanced quotes and brackets stay; quotes around the whole name, or unpaired, go.
+        (
+            'Reply to the greeting with "Hey"',
+            'reply to the greeting with "hey"',
+            'Reply to the greeting with "Hey"',
+        ),
+        ('"Hey" and "Ho" buttons', '"hey" and "ho" buttons', '"Hey" and "Ho" buttons'),
+        ("Fix the (login) redirect", "fix the (login) redirect", "Fix the (login) redirect"),
+        ('Fix the login redirect"', "fix the login redirect", "Fix the login redirect"),
+        ("\u00abПривет\u00bb", "привет", "Привет"),
     ],
 )
 def test_key_form_and_display_form(raw: str, key: str, shown: str) -> None:

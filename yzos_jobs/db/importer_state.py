@@ -59,6 +59,27 @@ def seen(session: Session, importer: str, keys: Iterable[Key]) -> set[Key]:
     return found
 
 
+def records_named(
+    session: Session, importer: str, session_ids: Iterable[str], name: str
+) -> dict[str, list[str]]:
+    """Per session id, its record ids that are `name` or start with `name` and a space (the
+    segments of an aider session: `segment`, `segment 0-812`, `segment 812-1400`)."""
+    wanted = sorted(set(session_ids))
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(wanted), LOOKUP_CHUNK):
+        rows = session.execute(
+            select(ImporterSeen.session_id, ImporterSeen.record_id).where(
+                ImporterSeen.importer_name == importer,
+                ImporterSeen.session_id.in_(wanted[start : start + LOOKUP_CHUNK]),
+                (ImporterSeen.record_id == name)
+                | (func.substr(ImporterSeen.record_id, 1, len(name) + 1) == f"{name} "),
+            )
+        )
+        for sid, rid in rows:
+            found.setdefault(sid, []).append(rid)
+    return found
+
+
 DIGEST_CHARS = 32
 
 

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import upsert_insert
-from yzos_jobs.db.models import ActivitySession, ImporterSeen
+from yzos_jobs.db.models import ActivitySession
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """What is known about one activity session: its project, its start, its end."""
+
+    source_kind: str
+    external_id: str
+    project_path: str | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
 
 
 def upsert_activity_session(
@@ -21,43 +34,50 @@ def upsert_activity_session(
     ended_at: datetime | None = None,
 ) -> None:
     """Record a session, or what is newly known about it (its project, its end)."""
-    stmt = upsert_insert(session, ActivitySession).values(
-        source_kind=source_kind,
-        external_id=external_id,
-        project_path=project_path,
-        started_at=started_at or ended_at,
-        ended_at=ended_at,
-        status="ended" if ended_at else "open",
-    )
-    session.execute(
-        stmt.on_conflict_do_update(
-            index_elements=["source_kind", "external_id"],
-            set_={
-                "project_path": func.coalesce(
-                    stmt.excluded.project_path, ActivitySession.project_path
-                ),
-                "started_at": func.coalesce(ActivitySession.started_at, stmt.excluded.started_at),
-                "ended_at": func.coalesce(stmt.excluded.ended_at, ActivitySession.ended_at),
-                "status": case(
-                    (stmt.excluded.ended_at.is_not(None), "ended"), else_=ActivitySession.status
-                ),
-            },
-        )
+    upsert_activity_sessions(
+        session, [SessionFacts(source_kind, external_id, project_path, started_at, ended_at)]
     )
 
 
-def open_sessions_seen_under(session: Session, importer: str, seen_session_id: str) -> list[str]:
-    """External ids of the importer's open sessions listed under one importer_seen session id
-    (Claude Code lists each file's sessions under `file:<path>`, to end them when it goes idle)."""
-    return list(
-        session.scalars(
-            select(ActivitySession.external_id)
-            .join(
-                ImporterSeen,
-                (ImporterSeen.importer_name == importer)
-                & (ImporterSeen.session_id == seen_session_id)
-                & (ImporterSeen.record_id == ActivitySession.external_id),
-            )
-            .where(ActivitySession.source_kind == importer, ActivitySession.status == "open")
+def upsert_activity_sessions(session: Session, rows: Sequence[SessionFacts]) -> None:
+    """Record sessions, or what is newly known about them, in one statement: a known project
+    and end replace what was stored, a start is kept once set."""
+    if not rows:
+        return
+    stmt = upsert_insert(session, ActivitySession)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["source_kind", "external_id"],
+        set_={
+            "project_path": func.coalesce(stmt.excluded.project_path, ActivitySession.project_path),
+            "started_at": func.coalesce(ActivitySession.started_at, stmt.excluded.started_at),
+            "ended_at": func.coalesce(stmt.excluded.ended_at, ActivitySession.ended_at),
+            "status": case(
+                (stmt.excluded.ended_at.is_not(None), "ended"), else_=ActivitySession.status
+            ),
+        },
+    )
+    params = [
+        {
+            "source_kind": r.source_kind,
+            "external_id": r.external_id,
+            "project_path": r.project_path,
+            "started_at": r.started_at or r.ended_at,
+            "ended_at": r.ended_at,
+            "status": "ended" if r.ended_at else "open",
+        }
+        for r in rows
+    ]
+    session.connection().execute(stmt, params)
+
+
+def session_project_paths(
+    session: Session, source_kind: str, external_ids: list[str]
+) -> dict[str, str | None]:
+    """The project path each of these sessions was recorded with."""
+    rows = session.execute(
+        select(ActivitySession.external_id, ActivitySession.project_path).where(
+            ActivitySession.source_kind == source_kind,
+            ActivitySession.external_id.in_(sorted(set(external_ids))),
         )
     )
+    return {eid: path for eid, path in rows}

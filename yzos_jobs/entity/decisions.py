@@ -21,7 +21,10 @@ from yzos_jobs.inference.types import ClassifyInput, ClassifyOutcome
 from yzos_jobs.kinds import is_entity_kind
 
 SUMMARY_CHARS = 500
-_QUOTES = "\"'`“”‘’ "
+# Quote marks and their closing partners: a pair enclosing a whole name is dropped; a mark
+# without its partner at either end is dropped; a balanced pair inside a name stays.
+_QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "“": "”", "‘": "’", "„": "“", "«": "»"}
+_CLOSING = {close: open_ for open_, close in _QUOTE_PAIRS.items()}
 
 # What a classifier failure means at a call site: the structural fallback (entity_promote), or
 # hand the candidate back to the queue (session end: entity_promote decides it later).
@@ -33,19 +36,45 @@ FailurePolicy = Literal["fallback", "release"]
 NAME_CHARS = FIELD_MAX_CHARS["display_name"]
 
 
+def _balanced(text: str, mark: str) -> bool:
+    """Whether `mark` has its partner in `text` (as many openings as closings)."""
+    opening = _CLOSING.get(mark, mark) if mark not in _QUOTE_PAIRS else mark
+    closing = _QUOTE_PAIRS[opening]
+    if opening == closing:
+        return text.count(opening) % 2 == 0
+    return text.count(opening) == text.count(closing)
+
+
+def _trim_quotes(text: str) -> str:
+    """Quotes that enclose the whole name dropped, a quote mark at either end without its partner
+    dropped; balanced quotes (and brackets) inside or at the end of a name kept: `Reply with
+    "Hey"` keeps its closing quote."""
+    t = text.strip()
+    while len(t) >= 2 and t[0] in _QUOTE_PAIRS and t[-1] == _QUOTE_PAIRS[t[0]]:
+        inner = t[1:-1]
+        if t[0] in inner or t[-1] in inner:
+            break  # the marks belong to quotes inside: "a" and "b"
+        t = inner.strip()
+    if t and (t[0] in _QUOTE_PAIRS or t[0] in _CLOSING) and not _balanced(t, t[0]):
+        t = t[1:].strip()
+    if t and (t[-1] in _QUOTE_PAIRS or t[-1] in _CLOSING) and not _balanced(t, t[-1]):
+        t = t[:-1].strip()
+    return t
+
+
 def normalize_name(name: str) -> str:
-    """The key form, used for uniqueness: NFKC, case-folded, one line (no control characters),
-    surrounding quotes dropped, at most NAME_CHARS characters."""
-    folded = one_line(unicodedata.normalize("NFKC", name)).casefold()
-    return folded.strip(_QUOTES)[:NAME_CHARS]
+    """The key form, used for uniqueness: NFKC, one line (no control characters), quotes
+    trimmed as in the display form, case-folded, at most NAME_CHARS characters."""
+    return _trim_quotes(one_line(unicodedata.normalize("NFKC", name))).casefold()[:NAME_CHARS]
 
 
 def display_name(name: str | None) -> str | None:
-    """The display form: NFKC, one line (no control characters), surrounding quotes dropped,
-    case kept, at most NAME_CHARS characters (a longer name is cut and ends with "…")."""
+    """The display form: NFKC, one line (no control characters), quotes that enclose the whole
+    name or have no partner dropped (balanced quotes and brackets kept), case kept, at most
+    NAME_CHARS characters (a longer name is cut and ends with "…")."""
     if name is None:
         return None
-    cleaned = one_line(unicodedata.normalize("NFKC", name)).strip(_QUOTES)
+    cleaned = _trim_quotes(one_line(unicodedata.normalize("NFKC", name)))
     if len(cleaned) > NAME_CHARS:
         cleaned = cleaned[: NAME_CHARS - 1].rstrip() + "…"
     return cleaned or None
@@ -89,8 +118,10 @@ def decide(
 ) -> Decision:
     """What a verdict (or its failure) means for one candidate. `outcome` None: not asked (the
     candidate exhausted its attempts), which is decided like a classifier failure."""
-    if outcome is not None and outcome.source == "dry_run" and noise_filter.is_noise(
-        candidate.raw_text
+    if (
+        outcome is not None
+        and outcome.source == "dry_run"
+        and noise_filter.is_noise(candidate.raw_text)
     ):
         # The structural layer stands before the DryRun pass-through: junk never gets in.
         return Reject(reason="dry_run: structural noise", verdict=None)

@@ -1,210 +1,56 @@
-"""The aider importer: `.aider.chat.history.md` files.
+"""The aider importer: chat history files (see `aider_history` for how one is read).
 
-A session starts at each `# aider chat started at YYYY-MM-DD HH:MM:SS` line. `#### ` lines are
-the user's messages (consecutive lines form one message), `> ` lines are aider's own output (the
-command line, `Git repo: …`, `Added X to the chat.`, `Commit <sha> <subject>`), everything else is
-the assistant's text. A session is imported once it is closed, i.e. a later header exists or the
-file has been idle for `importers.session_idle_s`: one transaction writes its activity session,
-its candidates (the project from the repository, tasks from commit subjects and requests) and its
-importer_seen row (the per-segment lock); then the session end promotes them inline.
+A session is imported once it is closed: a later header exists, or the file has been idle for
+`importers.session_idle_s`. Closed sessions are written (`FileImporter.write_sessions`) with their
+importer_seen rows, in batches, each batch with the file mark.
 
-The file is streamed: one session's facts are held at a time, never the file, and the next run
-starts at the first session that was still open.
+Text appended to a session after it was closed as idle (aider was still running) is a new
+segment of that session: the file mark stays at the last session's header, so the next run reads
+that session again and writes what lies past the part already imported, with its own
+importer_seen row (`segment <from>-<to>`, byte offsets in the session), its own candidates'
+source id (`<external id>#<n>`) and, with a model, its own digest. A batch written before the
+whole file was read (the import was killed) stores the offset it reached as if the file ended
+there, so the next run goes on from it at once, idle or not.
+
+The file is streamed: one batch of sessions is held at a time, never the file.
 """
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path, PurePosixPath
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
 
-from blake3 import blake3
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import upsert_activity_session
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity import noise_filter
-from yzos_jobs.importers.base import FileImporter, OpenedFile, parse_timestamp
+from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
+from yzos_jobs.importers.aider_history import (
+    HISTORY_FILE,
+    AiderSession,
+    FileRoot,
+    closed_session,
+    read_sessions,
+)
+from yzos_jobs.importers.base import FileImporter, OpenedFile, head_hash
 from yzos_jobs.importers.reading import Position
-from yzos_jobs.importers.records import ImportRecordError, Unit, Written
-from yzos_jobs.supply.pipeline import apply_entities
-from yzos_jobs.text import clean_text
+from yzos_jobs.importers.records import Unit, Written
+from yzos_jobs.importers.sessions import ClosedSession, segment_of
 
 IMPORTER = "aider"
-SOURCE_KIND = "ai_tool"
-HISTORY_FILE = ".aider.chat.history.md"
-HEADER = re.compile(rb"^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})")
-COMMIT = re.compile(r"^Commit ([0-9a-f]{6,40}) (.+)$")
-GIT_REPO = re.compile(r"^Git repo: (.+?)(?: with [\d,]+ files)?$")
-ADDED = re.compile(r"^Added (.+) to the chat\.?$")
-MODE_COMMANDS = ("/ask ", "/code ", "/architect ", "/context ")
-REQUEST_CHARS = 300
 SESSIONS_PER_BATCH = 100
-IDENTITY_BYTES = 4096
+SEGMENT = "segment"
+LEGACY_COVERED = 1 << 62  # a session imported before segments were kept counts as complete
 
 
-@dataclass
-class AiderSession:
-    """What one session says, gathered line by line."""
-
-    path: Path
-    offset: int
-    started_at: datetime
-    where: Position  # its header line, for messages
-    command: str | None = None
-    repo: str | None = None
-    files: list[str] = field(default_factory=list)
-    requests: list[str] = field(default_factory=list)
-    commits: list[tuple[str, str]] = field(default_factory=list)
-    _message: list[str] = field(default_factory=list)
-    _head: bytearray = field(default_factory=bytearray)
-
-    def raw_line(self, raw: bytes) -> None:
-        if len(self._head) < IDENTITY_BYTES:
-            self._head += raw[: IDENTITY_BYTES - len(self._head)]
-
-    @property
-    def external_id(self) -> str:
-        """The session's identity: its start time and the hash of its first bytes. Not the
-        file's path, so a moved or copied history file is not imported twice."""
-        digest = blake3(bytes(self._head)).hexdigest()[:20]
-        return f"{self.started_at:%Y%m%dT%H%M%S}:{digest}"
-
-    def user_line(self, text: str) -> None:
-        self._message.append(text)
-
-    def other_line(self, text: str) -> None:
-        self.end_message()
-        if text.startswith("> "):
-            self.tool_line(text[2:].strip())
-
-    def tool_line(self, text: str) -> None:
-        if self.command is None and (text.startswith("aider") or "/aider " in text):
-            self.command = text
-        elif m := GIT_REPO.match(text):
-            self.repo = m.group(1).strip()
-        elif m := ADDED.match(text):
-            self.files.append(m.group(1).strip())
-        elif m := COMMIT.match(text):
-            self.commits.append((m.group(1), m.group(2).strip()))
-
-    def end_message(self) -> None:
-        if not self._message:
-            return
-        message = "\n".join(self._message).strip()
-        self._message = []
-        if not message:
-            return  # `#### ` with nothing after it
-        for prefix in MODE_COMMANDS:
-            if message.startswith(prefix):
-                message = message[len(prefix) :].strip()
-        # aider logs `/ask X` and then X again: one request.
-        if self.requests and self.requests[-1] == message:
-            return
-        self.requests.append(message)
-
-    def repo_dir(self) -> str | None:
-        if not self.repo or self.repo.lower() == "none":
-            return None
-        repo = PurePosixPath(self.repo)
-        if repo.name == ".git":
-            repo = repo.parent
-        base = PurePosixPath(self.path.parent)
-        full = repo if repo.is_absolute() else base / repo
-        parts: list[str] = []
-        for part in full.parts:  # resolve "..", without touching the file system
-            if part == ".." and len(parts) > 1:
-                parts.pop()
-            elif part not in (".", ""):
-                parts.append(part)
-        return str(PurePosixPath(*parts)) if parts else None
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0].strip() if text.strip() else ""
-    return line if len(line) <= REQUEST_CHARS else line[: REQUEST_CHARS - 1] + "…"
-
-
-def session_candidates(session: AiderSession, limit: int) -> list[NewCandidate]:
-    """The project from the repository, tasks from commit subjects and from requests."""
-    out: list[NewCandidate] = []
-    first_request = _first_line(session.requests[0]) if session.requests else ""
-
-    def add(raw: str, kind: str, context: str) -> None:
-        raw_text = clean_text(raw, limit)
-        if raw_text is None or noise_filter.is_noise(raw_text):
-            return
-        out.append(
-            NewCandidate(
-                raw_text=raw_text,
-                suggested_kind=kind,
-                source_kind=SOURCE_KIND,
-                source_id=session.external_id,
-                surrounding_text=clean_text(context, limit),
-                created_at=session.started_at,
-            )
-        )
-
-    repo_dir = session.repo_dir()
-    if repo_dir:
-        context = f"aider session in {repo_dir}" + (f": {first_request}" if first_request else "")
-        add(PurePosixPath(repo_dir).name, "project", context)
-    for sha, subject in session.commits:
-        add(subject, "task", f"aider commit {sha}: {subject}")
-    for request in session.requests:
-        line = _first_line(request)
-        if line.startswith("/") or len(line.split()) < 2:
-            continue  # a command, or a single token: structure, not a request
-        add(line, "task", request)
-    return out
-
-
-def read_sessions(
-    lines: Iterable[tuple[Position, int, bytes | None]],
-    path: Path,
-    start: int,
-    report: Callable[[ImportRecordError], None],
-) -> Iterator[tuple[AiderSession, int]]:
-    """Sessions in `lines` (read from byte offset `start`), each with the offset where the next
-    one begins (the end of the lines for the last one). Lines are decoded leniently: CRLF and
-    invalid UTF-8 are fine. A header whose date is impossible is reported, and the lines up to
-    the next header belong to no session."""
-    current: AiderSession | None = None
-    offset = start
-    for where, end, raw in lines:
-        line_start, offset = offset, end
-        if raw is None:
-            continue  # a line past the length bound, already reported
-        header = HEADER.match(raw)
-        if header:
-            if current is not None:
-                current.end_message()
-                yield current, line_start
-            current = None
-            try:
-                started = parse_timestamp(header.group(1).decode(), where)
-            except ImportRecordError as err:
-                report(err)
-                continue
-            assert started is not None
-            current = AiderSession(path, line_start, started, where)
-            current.raw_line(raw)
-            continue
-        if current is None:
-            continue  # text before the first header belongs to no session
-        current.raw_line(raw)
-        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        if text.startswith("#### ") or text == "####":
-            current.user_line(text[5:])
-        else:
-            current.other_line(text)
-    if current is not None:
-        current.end_message()
-        yield current, offset
+def coverage(record_ids: Sequence[str]) -> tuple[int, int]:
+    """(bytes of the session already imported, segments written) from its importer_seen rows."""
+    ranges = [r.split(" ", 1)[1] for r in record_ids if r.startswith(f"{SEGMENT} ")]
+    ends = [int(r.split("-", 1)[1]) for r in ranges if "-" in r and r.split("-", 1)[1].isdigit()]
+    if not ends:
+        return (LEGACY_COVERED, 1) if SEGMENT in record_ids else (0, 0)
+    return max(ends), len(ends)
 
 
 class AiderImporter(FileImporter):
@@ -213,63 +59,94 @@ class AiderImporter(FileImporter):
 
     def import_file(self, path: Path) -> None:
         opened = self.open_file(path)
-        mark, previous = opened.now, opened.previous
-        idle = time.time() - mark.mtime_ns / 1e9 >= self.idle_s
+        now, previous = opened.now, opened.previous
+        idle = time.time() - now.mtime_ns / 1e9 >= self.idle_s
         unchanged = previous is not None and (
             previous.size,
             previous.mtime_ns,
             previous.head_hash,
-        ) == (mark.size, mark.mtime_ns, mark.head_hash)
-        if unchanged and (previous.offset >= mark.size or not idle):
+        ) == (now.size, now.mtime_ns, now.head_hash)
+        if unchanged and (previous.offset >= now.size or not idle):
             self.stats.files_unchanged += 1
             return  # nothing new, and no open session has gone idle
-        closed: list[AiderSession] = []
-        resume_at = mark.size
+        file_root = FileRoot(path)
+        batch: list[AiderSession] = []
+        resume_at, found = now.size, False
         lines = self.lines(opened, opened.start, keep_unfinished=True)
-        for session, next_offset in read_sessions(lines, path, opened.start, self.stats.error):
-            if next_offset >= mark.size and not idle:
-                resume_at = session.offset  # still open: read again from here next time
-                break
-            closed.append(session)
-            if len(closed) >= SESSIONS_PER_BATCH:
-                self._import_sessions(opened, closed, next_offset)
-                closed = []
-        self._import_sessions(opened, closed, resume_at)
+        for session in read_sessions(lines, path, opened.start, self.stats.error):
+            found = True
+            if not session.closed:
+                resume_at = session.offset  # later text continues it: read it again next time
+                if not idle:
+                    self.stats.sessions_open += 1
+                    break
+            batch.append(session)
+            if len(batch) >= SESSIONS_PER_BATCH and session.closed:
+                end = session.end  # a mark as if the file ended here: the next run goes on
+                mark = FileMark(end, now.mtime_ns, end, head_hash(path, end))
+                self._write_batch(opened, batch, mark, file_root, unchanged)
+                batch = []
+        final = replace(now, offset=resume_at)
+        wrote = self._write_batch(opened, batch, final, file_root, unchanged)
+        if unchanged and not wrote:
+            self.stats.files_unchanged += 1
+        if not found and opened.start == 0 and now.size:
+            self.stats.note(f"no aider session found in {path} (no '# aider chat started at' line)")
 
-    def _import_sessions(
-        self, opened: OpenedFile, sessions: list[AiderSession], next_offset: int
-    ) -> None:
-        """Closed sessions in one transaction with their importer_seen rows (one per session
-        segment) and the file mark; then their session end promotes the candidates inline."""
-        units: list[Unit[tuple[AiderSession, list[NewCandidate]]]] = []
-        for session in sessions:
-            rows = self.prepare(session.where, lambda s=session: session_candidates(s, self.limit))
-            if rows is not None:
-                unit = Unit(session.where, (session.external_id, "segment"), (session, rows))
-                units.append(unit)
-        written = self.commit(opened, units, next_offset, self._write)
-        if written.ended:
-            self.stats.promoted += apply_entities(self.ctx, written.ended).promoted
-
-    def _write(
-        self, db: Session, units: list[Unit[tuple[AiderSession, list[NewCandidate]]]]
-    ) -> Written:
-        now = utcnow()
-        for unit in units:
-            session = unit.item[0]
-            repo_dir = session.repo_dir()
-            upsert_activity_session(
-                db,
-                IMPORTER,
-                session.external_id,
-                project_path=noise_filter.normalize_project_path(repo_dir) if repo_dir else None,
-                started_at=session.started_at,
-                ended_at=now,
+    def _write_batch(
+        self,
+        opened: OpenedFile,
+        sessions: list[AiderSession],
+        mark: FileMark,
+        file_root: FileRoot,
+        reread: bool,
+    ) -> int:
+        """The closed sessions past what was imported of them, in one transaction with their
+        importer_seen rows and the file mark; then, without a model, their session end. Returns
+        how many were new. `reread`: the file is unchanged and its idle last session was read
+        again, so finding it imported is no repeat worth counting."""
+        with self.ctx.sessions() as db:
+            seen = records_named(db, IMPORTER, [s.external_id for s in sessions], SEGMENT)
+        mtime = datetime.fromtimestamp(opened.now.mtime_ns / 1e9, UTC)
+        units: list[Unit[tuple[ClosedSession, str]]] = []
+        for s in sessions:
+            covered, written = coverage(seen.get(s.external_id, []))
+            length = s.end - s.offset
+            if covered >= length:
+                self.stats.skipped += not reread  # imported before: a copy
+                continue
+            unit = self.prepare(
+                s.where,
+                lambda s=s, c=covered, n=written, n_bytes=length: self._unit(
+                    s, c, n, n_bytes, file_root, mtime
+                ),
             )
-        rows = [row for unit in units for row in unit.item[1]]
-        insert_candidates(db, rows, now)
-        written = Written(ended=[unit.key[0] for unit in units if unit.item[1]])
-        written.stats.sessions += len(units)
-        written.stats.sessions_ended += len(units)
-        written.stats.candidates += len(rows)
-        return written
+            if unit is not None:
+                units.append(unit)
+        written_now = self.commit(opened, units, mark.offset, self._write, mark)
+        self.after_sessions(written_now)
+        return len(units)
+
+    def _unit(
+        self,
+        s: AiderSession,
+        covered: int,
+        segments: int,
+        length: int,
+        file_root: FileRoot,
+        mtime: datetime,
+    ) -> Unit[tuple[ClosedSession, str]]:
+        first_line = s.where.before() if isinstance(s.where, Position) else 0
+        whole = closed_session(s, first_line, s.repository.root(s.path, file_root), mtime)
+        part = segment_of(
+            whole,
+            [e for (at, _), e in zip(s.events, whole.events, strict=True) if at >= covered],
+            segments + 1,
+        )
+        extent = f"{SEGMENT} {covered}-{length}"
+        key = (s.external_id, SEGMENT if covered == 0 else extent)
+        return Unit(s.where, key, (part, extent))
+
+    def _write(self, db: Session, units: list[Unit[tuple[ClosedSession, str]]]) -> Written:
+        claim_records(db, IMPORTER, [(u.item[0].external_id, u.item[1]) for u in units])
+        return self.write_sessions(db, [u.item[0] for u in units])

@@ -2,6 +2,12 @@
 bounded memory, progress, timestamps. A record that cannot be read is one line naming its file
 and line; a batch of records is written with its file mark by batches.write_batch, where a
 record that cannot be written costs only itself.
+
+The coding-session importers (aider, Claude Code) also share how a closed session is written
+(`write_sessions`): its activity session with its own start and end, its line-level candidates
+and, with a model to triage with, its digest. With a model, the candidates are held while the
+session waits for triage (`entity_promote` runs it); without one (dry_run), they are pending and
+promoted inline once the transaction has committed (`after_sessions`), as with triage off.
 """
 
 from __future__ import annotations
@@ -18,8 +24,12 @@ from typing import Any, TypeVar
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.importer_state import FileMark, load_mark, save_mark
+from yzos_jobs.db.queue import NewCandidate, insert_candidates
+from yzos_jobs.db.sessions import SessionFacts, upsert_activity_sessions
+from yzos_jobs.db.triage import queue_triage
+from yzos_jobs.db.types import utcnow
 from yzos_jobs.files import describe, find_regular_files, open_regular
-from yzos_jobs.importers.batches import Write, write_batch
+from yzos_jobs.importers.batches import Write, write_batch, write_each
 from yzos_jobs.importers.reading import MAX_LINE_BYTES, LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import (
     ImportPathError,
@@ -28,7 +38,9 @@ from yzos_jobs.importers.records import (
     Unit,
     Written,
 )
+from yzos_jobs.importers.sessions import ClosedSession
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.supply.pipeline import apply_entities
 from yzos_jobs.text import shown
 
 T = TypeVar("T")
@@ -141,6 +153,8 @@ class FileImporter:
         self.idle_s = ctx.settings.importers.session_idle_s
         self.progress = progress
         self.stats = ImportStats()
+        # With a model, closed coding sessions are triaged (their candidates held meanwhile).
+        self.triage = ctx.classifier.active_model_id() is not None
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
         for path in self._expand(paths):
@@ -231,14 +245,67 @@ class FileImporter:
         units: Sequence[Unit[T]],
         end: int,
         write: Write[T],
+        mark: FileMark | None = None,
     ) -> Written:
-        """Write the new ones of `units` with `write` and move the file mark to `end`, in one
-        transaction (see batches.write_batch); counted once committed."""
-        mark = replace(opened.now, offset=end)
+        """Write the new ones of `units` with `write` and move the file mark to `end` (or store
+        `mark`), in one transaction (see batches.write_batch); counted once committed."""
+        return self.commit_marks([(opened, mark or replace(opened.now, offset=end))], units, write)
+
+    def commit_marks(
+        self,
+        marks: Sequence[tuple[OpenedFile, FileMark]],
+        units: Sequence[Unit[T]],
+        write: Write[T],
+    ) -> Written:
+        """Write the new ones of `units` and store the files' marks in one transaction."""
 
         def save(session: Session) -> None:
-            save_mark(session, self.NAME, opened.key, mark)
+            for opened, mark in marks:
+                save_mark(session, self.NAME, opened.key, mark)
 
         written = write_batch(self.ctx.sessions, self.NAME, units, write, save)
         self.stats.merge(written.stats)
         return written
+
+    # --- closed coding sessions -----------------------------------------------------------
+
+    def write_sessions(self, db: Session, sessions: Sequence[ClosedSession]) -> Written:
+        """Write closed sessions (or segments) in the caller's transaction: each its activity
+        session (its project, its own start and end), its line-level candidates (a candidate the
+        database refuses is reported at its line, the others written) and, with a model, its
+        digest queued for triage, the candidates held until then. A session without a digest
+        line has nothing to triage: its candidates are pending."""
+        now = utcnow()
+        written = Written()
+        upsert_activity_sessions(
+            db,
+            [
+                SessionFacts(s.source, s.external_id, s.project_path, s.started_at, s.ended_at)
+                for s in sessions
+            ],
+        )
+        triaged = [s for s in sessions if self.triage and s.digest_lines()]
+        held = {s.source_id for s in triaged}
+        rows = [(s, c) for s in sessions for c in s.candidates(self.limit)]
+
+        def insert(db: Session, items: Sequence[tuple[ClosedSession, NewCandidate]]) -> None:
+            insert_candidates(db, [c for s, c in items if s.source_id in held], now, held=True)
+            insert_candidates(db, [c for s, c in items if s.source_id not in held], now)
+
+        failed = write_each(db, rows, insert)
+        for (s, c), why in failed:
+            written.stats.error(ImportRecordError(f"{s.file}:{c.source_line}", why))
+        for s in triaged:
+            queue_triage(db, s.source, s.external_id, s.part, "digest", s.payload(), now)
+        written.stats.digests += len(triaged)
+        written.stats.candidates += len(rows) - len(failed)
+        written.stats.sessions += sum(s.segment == 1 for s in sessions)
+        written.stats.sessions_ended += len(sessions)
+        if not self.triage:
+            written.ended.extend(s.source_id for s in sessions)
+        return written
+
+    def after_sessions(self, written: Written) -> None:
+        """Without a model: the session end promotes the ended sessions' candidates inline."""
+        if written.ended:
+            self.stats.promoted += apply_entities(self.ctx, written.ended).promoted

@@ -71,7 +71,7 @@ def write_batch(
             except Exception as exc:
                 if not is_record_error(exc):
                     raise
-                written.stats.error(ImportRecordError(unit.where, _cannot_store(exc)))
+                written.stats.error(ImportRecordError(unit.where, cannot_store(exc)))
         finish(session)
         return written
 
@@ -81,6 +81,32 @@ def write_batch(
         if not is_record_error(exc):
             raise
     return run_in_transaction(sessions, one_by_one)
+
+
+def write_each(
+    session: Session, items: Sequence[T], write: Callable[[Session, Sequence[T]], object]
+) -> list[tuple[T, str]]:
+    """Write `items` together in a savepoint; if one of them cannot be written, each on its own
+    in a savepoint. Returns the items that could not be written, each with why."""
+    if not items:
+        return []
+    try:
+        with session.begin_nested():
+            write(session, items)
+        return []
+    except Exception as exc:
+        if not is_record_error(exc):
+            raise
+    failed: list[tuple[T, str]] = []
+    for item in items:
+        try:
+            with session.begin_nested():
+                write(session, [item])
+        except Exception as exc:
+            if not is_record_error(exc):
+                raise
+            failed.append((item, cannot_store(exc)))
+    return failed
 
 
 def _rounds(units: Sequence[Unit[T]]) -> list[list[Unit[T]]]:
@@ -130,7 +156,7 @@ def _conflict(unit: Unit[T]) -> ImportRecordError:
     )
 
 
-def _cannot_store(exc: BaseException) -> str:
+def cannot_store(exc: BaseException) -> str:
     cause = getattr(exc, "orig", None) or exc
     text = str(cause).strip()
     detail = text.splitlines()[0] if text else cause.__class__.__name__

@@ -1,173 +1,174 @@
-"""The Claude Code importer: `~/.claude/projects/*/*.jsonl` session transcripts.
+"""The Claude Code importer: `~/.claude/projects/*/<sessionId>.jsonl` transcripts, each with its
+subagents' transcripts in `<sessionId>/subagents/*.jsonl` (see `claude_transcript` for how one is
+read).
 
-Each line is a record (`uuid`, `sessionId`, `cwd`, `gitBranch`, `type`, `message`, `timestamp`).
-The project comes from `cwd`, never from the encoded directory name. Records are deduplicated by
-`uuid` across files (a resumed session copies earlier records into a new file, under the new
-session's id, so a repeated uuid is a copy: the first is kept, without a word). A session whose
-file has been idle for `importers.session_idle_s` is ended: its candidates are promoted inline.
+A transcript and its subagents are one group: read together, once none of them has changed for
+`importers.session_idle_s`, and each session in them is then closed once, after all its files:
+written by `FileImporter.write_sessions`, with its importer_seen row (`segment <n>`) and every
+file's mark in one transaction. Records added later (the session was resumed in the same file)
+are a new segment of it, with its own candidates' source id (`<sessionId>#<n>`) and, with a
+model, its own digest. A record whose uuid was imported before is a copy (a resumed session
+copies earlier records into its new file): the first is kept, without a word.
+
+The project comes from `cwd`, never from the encoded directory name; a worktree's cwd maps to
+its main repository where the transcript shows it.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path, PurePosixPath
-from typing import Any
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.importer_state import claim_records
-from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import open_sessions_seen_under, upsert_activity_session
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity import noise_filter
-from yzos_jobs.importers.base import (
-    FileImporter,
-    OpenedFile,
-    parse_json_object,
-    parse_timestamp,
+from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
+from yzos_jobs.db.sessions import session_project_paths
+from yzos_jobs.importers.base import FileImporter, OpenedFile
+from yzos_jobs.importers.claude_transcript import (
+    SUBAGENTS,
+    TranscriptReader,
+    TranscriptSession,
+    add_facts,
 )
 from yzos_jobs.importers.reading import Position
-from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record_key
-from yzos_jobs.supply.pipeline import apply_entities
-from yzos_jobs.text import clean_text
+from yzos_jobs.importers.records import ImportStats, Unit, Written
+from yzos_jobs.importers.sessions import ClosedSession
 
 IMPORTER = "claude_code"
-SOURCE_KIND = "ai_tool"
 UUIDS = "uuid"  # importer_seen session_id under which record uuids are kept, across files
-BATCH = 500
-REQUEST_CHARS = 300
+SEGMENT = "segment"
 
 
 def default_dir() -> Path:
     return Path.home() / ".claude" / "projects"
 
 
-def _user_text(message: Any) -> str | None:
-    """The words a person typed: a string, or the text parts of a content list (tool results,
-    which Claude Code also files under type "user", are not)."""
-    if not isinstance(message, dict) or message.get("role", "user") != "user":
-        return None
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
-        ]
-        return "\n".join(t for t in texts if t) or None
-    return None
+def main_transcript(path: Path) -> Path:
+    """The session transcript a subagent's transcript belongs to (itself for a main one)."""
+    if path.parent.name == SUBAGENTS:
+        return path.parent.parent.with_suffix(".jsonl")
+    return path
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One transcript record, as much of it as is imported."""
+def transcript_groups(files: Sequence[Path]) -> list[list[Path]]:
+    """Each session transcript with its subagents' transcripts (the main one first), whichever of
+    them were named; a group's other files are found beside it. Older groups first: a resumed
+    session's copies of earlier records come after the records themselves."""
+    groups: dict[Path, set[Path]] = {}
+    for path in files:
+        groups.setdefault(main_transcript(path), set()).add(path)
+    out: list[tuple[float, list[Path]]] = []
+    for main, named in groups.items():
+        members = set(named)
+        if main.is_file():
+            members.add(main.resolve())
+        subagents = main.with_suffix("") / SUBAGENTS
+        if subagents.is_dir():
+            members.update(p.resolve() for p in subagents.glob("*.jsonl") if p.is_file())
+        ordered = sorted(members, key=lambda p: (p.parent.name == SUBAGENTS, str(p)))
+        out.append((_mtime(ordered[0]), ordered))
+    return [files for _, files in sorted(out, key=lambda item: (item[0], str(item[1][0])))]
 
-    session_id: str
-    cwd: str | None
-    at: datetime
-    request: NewCandidate | None  # the task a person's request names
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+@dataclass
+class _Segment:
+    session: TranscriptSession
+    number: int
 
 
 class ClaudeCodeImporter(FileImporter):
     NAME = IMPORTER
     PATTERN = "*.jsonl"
 
-    def import_file(self, path: Path) -> None:
-        opened = self.open_file(path)
-        if opened.fully_read:
-            self.stats.files_unchanged += 1
-        else:
-            batch: list[Unit[Turn]] = []
-            end = opened.start
+    def import_paths(self, paths: list[Path]) -> ImportStats:
+        for group in transcript_groups(self._expand(paths)):
+            self.stats.files += len(group)
+            self._import_group(group)
+        return self.stats
+
+    def _import_group(self, group: list[Path]) -> None:
+        opened: list[OpenedFile] = []
+        for path in group:
+            try:
+                opened.append(self.open_file(path))
+            except OSError as exc:
+                self._unreadable(path, exc)
+        if not opened:
+            return
+        if all(o.fully_read for o in opened):
+            self.stats.files_unchanged += len(opened)
+            return
+        if any(time.time() - o.now.mtime_ns / 1e9 < self.idle_s for o in opened):
+            self.stats.sessions_open += 1  # still going on: closed once idle
+            return
+        reader = TranscriptReader(self.stats.error)
+        sessions: dict[str, TranscriptSession] = {}
+        marks: list[tuple[OpenedFile, FileMark]] = []
+        for o in opened:
+            try:
+                end = self._read(o, reader, sessions)
+            except OSError as exc:
+                self._unreadable(o.path, exc)
+                continue
+            marks.append((o, replace(o.now, offset=end)))
+        self.stats.skipped += reader.repeats
+        units = self._units(group[0], sessions)
+        written = self.commit_marks(marks, units, self._write)
+        self.after_sessions(written)
+        if not sessions and all(o.start == 0 for o in opened):
+            self.stats.note(f"no Claude Code session found in {group[0]}")
+
+    def _read(
+        self, opened: OpenedFile, reader: TranscriptReader, sessions: dict[str, TranscriptSession]
+    ) -> int:
+        """Read one file's new records into `sessions`; returns the offset reached."""
+        reached = [opened.start]
+
+        def lines() -> Iterator[tuple[Position, int, bytes | None]]:
             for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
-                if raw is None:
-                    continue  # a line past the length bound, already reported
-                unit = self.prepare(where, lambda r=raw, w=where: self._unit(r, w))
-                if unit is not None:
-                    batch.append(unit)
-                if len(batch) >= BATCH:
-                    self._flush(opened, batch, end)
-                    batch = []
-            self._flush(opened, batch, end)
-        if time.time() - opened.now.mtime_ns / 1e9 >= self.idle_s:
-            self._end_idle_sessions(opened)
+                reached[0] = end
+                yield where, end, raw
 
-    def _unit(self, raw: bytes, where: Position) -> Unit[Turn] | None:
-        r = parse_json_object(raw, where)
-        if not r.get("sessionId") or not r.get("uuid"):
-            if r.get("type") == "summary":
-                return None  # summaries carry no session; nothing to import from them
-            raise ImportRecordError(where, "uuid and sessionId are required")
-        uuid = record_key(r["uuid"])
-        if not uuid:
-            raise ImportRecordError(where, "uuid and sessionId are required")
-        sid = record_key(r["sessionId"]) or ""
-        at = parse_timestamp(r.get("timestamp"), where) or utcnow()
-        text = _user_text(r.get("message")) if r.get("type") == "user" else None
-        line = clean_text(
-            text.strip().splitlines()[0] if text and text.strip() else None, REQUEST_CHARS
+        subagent = opened.path.parent.name == SUBAGENTS
+        add_facts(sessions, reader.facts(lines(), subagent=subagent), opened.path)
+        return reached[0]
+
+    def _units(self, main: Path, sessions: dict[str, TranscriptSession]) -> list[Unit[_Segment]]:
+        with self.ctx.sessions() as db:
+            written = records_named(db, IMPORTER, list(sessions), SEGMENT)
+        units: list[Unit[_Segment]] = []
+        for sid, session in sorted(sessions.items()):
+            number = 1 + sum(r.startswith(f"{SEGMENT} ") for r in written.get(sid, []))
+            units.append(Unit(str(main), (sid, f"{SEGMENT} {number}"), _Segment(session, number)))
+        return units
+
+    def _write(self, db: Session, units: list[Unit[_Segment]]) -> Written:
+        """The segments' new records (a record imported before is a copy), then the sessions."""
+        stored = session_project_paths(
+            db, IMPORTER, [u.item.session.session_id for u in units if u.item.number > 1]
         )
-        request = None
-        if line and not line.startswith(("/", "<")) and len(line.split()) >= 2:
-            request = self._candidate(line, "task", sid, text, at)
-        turn = Turn(sid, clean_text(r.get("cwd"), 1000), at, request)
-        return Unit(where, (UUIDS, uuid), turn)
-
-    def _flush(self, opened: OpenedFile, batch: list[Unit[Turn]], end: int) -> None:
-        def write(s: Session, units: list[Unit[Turn]]) -> Written:
-            return self._write(s, units, f"file:{opened.key}")
-
-        self.commit(opened, batch, end, write)
-
-    def _write(self, s: Session, units: list[Unit[Turn]], file_id: str) -> Written:
-        candidates: list[NewCandidate] = []
-        sessions: dict[str, tuple[str | None, datetime]] = {}
+        closed: list[ClosedSession] = []
+        repeats = 0
         for unit in units:
-            t = unit.item
-            if t.session_id not in sessions or (t.cwd and not sessions[t.session_id][0]):
-                sessions[t.session_id] = (t.cwd, t.at)
-            if t.request is not None:
-                candidates.append(t.request)
-        new_sessions = claim_records(s, IMPORTER, [(sid, "session") for sid in sessions])
-        # Remember which sessions this file holds, to end them when it goes idle.
-        claim_records(s, IMPORTER, [(file_id, sid) for sid in sessions])
-        for sid, (cwd, at) in sorted(sessions.items()):
-            project = noise_filter.normalize_project_path(cwd) if cwd else None
-            upsert_activity_session(s, IMPORTER, sid, project_path=project, started_at=at)
-            if (sid, "session") in new_sessions and project:
-                context = f"Claude Code session in {project}"
-                candidates.append(
-                    self._candidate(PurePosixPath(project).name, "project", sid, context, at)
-                )
-        insert_candidates(s, candidates, utcnow())
-        written = Written()
-        written.stats.sessions += len(new_sessions)
-        written.stats.candidates += len(candidates)
+            segment = unit.item
+            facts = segment.session.facts
+            fresh = claim_records(db, IMPORTER, [(UUIDS, f.uuid) for f in facts])
+            kept = [f for f in facts if (UUIDS, f.uuid) in fresh]
+            repeats += len({f.uuid for f in facts} - {f.uuid for f in kept})
+            session = TranscriptSession(segment.session.session_id, segment.session.file, kept)
+            project = stored.get(session.session_id) if segment.number > 1 else None
+            built = session.closed(segment.number, project)
+            if built is not None:
+                closed.append(built)
+        written = self.write_sessions(db, closed)
+        written.stats.skipped += repeats
         return written
-
-    def _candidate(
-        self, raw: str, kind: str, sid: str, context: str | None, at: datetime
-    ) -> NewCandidate:
-        return NewCandidate(
-            raw_text=raw,
-            suggested_kind=kind,
-            source_kind=SOURCE_KIND,
-            source_id=sid,
-            surrounding_text=clean_text(context, self.limit),
-            created_at=at,
-        )
-
-    def _end_idle_sessions(self, opened: OpenedFile) -> None:
-        with self.ctx.sessions() as s:
-            open_ids = open_sessions_seen_under(s, IMPORTER, f"file:{opened.key}")
-        for sid in open_ids:
-
-            def end(s: Session, sid: str = sid) -> None:
-                upsert_activity_session(s, IMPORTER, sid, ended_at=utcnow())
-
-            run_in_transaction(self.ctx.sessions, end)
-            self.stats.sessions_ended += 1
-            self.stats.promoted += apply_entities(self.ctx, sid).promoted

@@ -58,15 +58,22 @@ class ImportStats:
     files_unchanged: int = 0
     records: int = 0
     sessions: int = 0
+    sessions_open: int = 0  # still going on: imported once closed
     candidates: int = 0
     apps: int = 0
     triaged: int = 0
+    digests: int = 0  # closed sessions queued for triage
     sessions_ended: int = 0
     promoted: int = 0
     skipped: int = 0
     errors: int = 0
     bytes_read: int = 0
     error_messages: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. a file in which no session was found
+
+    def note(self, text: str) -> None:
+        if len(self.notes) < 1000:
+            self.notes.append(text)
 
     def error(self, err: ImportRecordError) -> None:
         self.errors += 1
@@ -77,9 +84,11 @@ class ImportStats:
         for name, value in other.counts().items():
             setattr(self, name, getattr(self, name) + value)
         self.error_messages.extend(other.error_messages[: 1000 - len(self.error_messages)])
+        self.notes.extend(other.notes[: 1000 - len(self.notes)])
 
     def counts(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "error_messages"}
+        lists = ("error_messages", "notes")
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in lists}
 
 
 @dataclass

@@ -1,0 +1,201 @@
+"""A closed coding session handed over (issues 10, 12, 14 item 12), on both backends: with a
+model, its candidates held and its digest queued for triage; in dry_run, promoted inline as with
+triage off. Text appended to an aider session after it was closed as idle is a new segment of
+it; a killed import goes on at once."""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select
+
+from tests.support.cli import cli_env, run_cli, spawn_cli
+from tests.support.corpus import HEALTH, REAL, WORCESTER, WORKTREE, at_rest, history, transcript
+from tests.support.jobs import candidates, entities, make_ctx
+from tests.support.tables import row_counts
+from yzos_jobs.db.models import ActivitySession, ImporterSeen, SessionTriage
+from yzos_jobs.importers.aider import AiderImporter
+from yzos_jobs.importers.claude_code import ClaudeCodeImporter
+from yzos_jobs.importers.digests import session_digests
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.maintain.jobs import run_entity_promote
+from yzos_jobs.testing import OpenAIDouble, accept_suggested, session_of, task, triage_reply
+
+APPENDED = (
+    "\n#### add a --json flag to the metrics script\n\n"
+    "> Applied edit to metrics_check.py\n"
+    "> Commit abc1234 feat: add json output to the metrics script\n"
+)
+FIRST, LAST = "20250922T120400", "20250922T145500"  # the two sessions of the history
+
+
+def external_ids(ctx: JobContext) -> dict[str, str]:
+    with ctx.sessions() as s:
+        return {e.split(":")[0]: e for e in s.scalars(select(ActivitySession.external_id))}
+
+
+def triages(ctx: JobContext) -> list[SessionTriage]:
+    with ctx.sessions() as s:
+        return list(s.scalars(select(SessionTriage).order_by(SessionTriage.id)))
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(text)
+    at_rest(path, seconds_ago=3600)
+
+
+def test_text_appended_after_an_idle_close_is_a_new_segment(db_url: str, tmp_path: Path) -> None:
+    path = history(tmp_path, HEALTH)
+    ctx = make_ctx(db_url)
+    AiderImporter(ctx).import_paths([path])
+    last = external_ids(ctx)[LAST]
+    before = {c.id: (c.source_id, c.raw_text, c.status) for c in candidates(ctx)}
+    size = path.stat().st_size
+    append(path, APPENDED)
+    stats = AiderImporter(ctx).import_paths([path])
+    assert (stats.sessions, stats.sessions_ended, stats.candidates) == (0, 1, 2)
+    after = candidates(ctx)
+    assert {c.id: (c.source_id, c.raw_text, c.status) for c in after if c.id in before} == before
+    new = [(c.source_id, c.source_line, c.raw_text, c.status) for c in after if c.id not in before]
+    assert new == [
+        (f"{last}#2", 871, "health-analyzer-poc", "promoted"),
+        (f"{last}#2", 1175, "add json output to the metrics script", "promoted"),
+    ]
+    with ctx.sessions() as s:
+        rows = set(s.scalars(select(ImporterSeen.record_id).where(ImporterSeen.session_id == last)))
+        ended = s.scalar(
+            select(ActivitySession.ended_at).where(ActivitySession.external_id == last)
+        )
+    start = size - 10435  # where the last session starts
+    assert rows == {"segment", "segment 0-10435", f"segment 10435-{path.stat().st_size - start}"}
+    assert ended is not None and abs(ended.timestamp() - path.stat().st_mtime) < 1
+    counts = row_counts(ctx.sessions)
+    again = AiderImporter(ctx).import_paths([path])
+    assert (again.files_unchanged, again.sessions_ended, again.skipped) == (1, 0, 0)
+    assert row_counts(ctx.sessions) == counts
+
+
+def one_task_per_commit(body: dict[str, Any]) -> Any:
+    """The scripted judge: a triage names one task per commit line of the digest."""
+    digest = session_of(body)
+    if digest is None:
+        return accept_suggested(body)
+    commits = [(n, text) for n, kind, text in digest["lines"] if kind == "commit"]
+    return triage_reply(digest["project"], [task(text, [n]) for n, text in commits])
+
+
+def test_with_a_model_closed_sessions_are_held_and_their_digest_queued(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = history(tmp_path, HEALTH)
+    with OpenAIDouble(one_task_per_commit) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        stats = AiderImporter(ctx).import_paths([path])
+        assert (stats.digests, stats.promoted, llm.calls) == (2, 0, 0)  # no inline promote
+        assert {c.status for c in candidates(ctx)} == {"held"} and entities(ctx) == []
+        queued = triages(ctx)
+        # the payload db/triage.py documents, built by the parsing session_digests uses
+        assert [(t.kind, t.part) for t in queued] == [("digest", ""), ("digest", "")]
+        assert [t.payload for t in queued] == [d.payload for d in session_digests(path, "aider")]
+        last = external_ids(ctx)[LAST]
+        append(path, APPENDED)
+        segment = AiderImporter(ctx).import_paths([path])
+        assert segment.digests == 1
+        third = triages(ctx)[-1]
+        assert third.part == f"{last}#2" and third.payload["source_id"] == f"{last}#2"
+        assert [(e["line"], e["kind"]) for e in third.payload["lines"]] == [
+            (1172, "request"),  # only what the segment added (metrics_check.py was before)
+            (1175, "commit"),
+        ]
+        promoted = run_entity_promote(ctx)
+    assert promoted["triage_triaged"] == 3 and promoted["promoted"] == 0
+    assert {t.status for t in triages(ctx)} == {"done"}
+    found = candidates(ctx)
+    assert "held" not in {c.status for c in found}
+    [project] = [e for e in entities(ctx) if e.kind == "project"]
+    tasks = {e.display_name: e for e in entities(ctx) if e.kind == "task"}
+    assert "feat: add json output to the metrics script" in tasks
+    assert {t.project_id for t in tasks.values()} == {project.id}
+    # each commit candidate is kept as evidence of the task that rests on its line
+    commit = next(c for c in found if c.source_line == 1175)
+    assert commit.entity_id == tasks["feat: add json output to the metrics script"].id
+
+
+def test_dry_run_promotes_inline_and_queues_nothing(db_url: str, tmp_path: Path) -> None:
+    path = history(tmp_path, HEALTH)
+    ctx = make_ctx(db_url)
+    stats = AiderImporter(ctx).import_paths([path])
+    assert stats.digests == 0 and triages(ctx) == []
+    assert {c.status for c in candidates(ctx)} == {"promoted"}
+    assert stats.promoted == len({(e.kind, e.display_name) for e in entities(ctx)})
+
+
+def _many_sessions(path: Path, n: int) -> None:
+    """A long history: one real scripted session (tom-doerr's) again and again, an hour apart."""
+    text = (REAL / WORKTREE).read_text(encoding="utf-8")
+    start = text.index("# aider chat started at 2025-03-18 10:29:55")
+    session = text[start : text.index("# aider chat started at 2025-03-18 10:30:19")]
+    with path.open("w", encoding="utf-8") as fh:
+        for i in range(n):
+            day, hour = divmod(i, 24)
+            stamp = f"2025-{1 + day // 28:02d}-{1 + day % 28:02d} {hour:02d}:29:55"
+            fh.write(re.sub(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", stamp, session, count=1))
+
+
+@pytest.mark.slow
+def test_a_killed_import_goes_on_at_once_without_waiting_for_the_file_to_idle(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "repo" / ".aider.chat.history.md"
+    path.parent.mkdir()
+    _many_sessions(path, 3000)  # written just now: only the last session may still be open
+    ctx = make_ctx(db_url)
+    proc = spawn_cli("import", "aider", str(path), env=cli_env(db_url), cwd=tmp_path)
+
+    def imported() -> int:
+        with ctx.sessions() as s:
+            return int(s.scalar(select(func.count()).select_from(ActivitySession)) or 0)
+
+    deadline = time.monotonic() + 120
+    while imported() < 100 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the import finished before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert 0 < imported() < 2999
+    rerun = run_cli("import", "aider", str(path), db_url=db_url, cwd=tmp_path, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "sessions_open 1" in rerun.stdout
+    assert imported() == 2999  # every closed session, once; the last one waits
+    with ctx.sessions() as s:
+        seen = s.scalar(
+            select(func.count()).where(
+                ImporterSeen.importer_name == "aider", ImporterSeen.record_id == "segment"
+            )
+        )
+    assert seen == 2999
+
+
+def test_with_a_model_a_claude_code_session_is_held_and_its_digest_queued(
+    db_url: str, tmp_path: Path
+) -> None:
+    path = transcript(tmp_path, WORCESTER)
+    with OpenAIDouble(one_task_per_commit) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        stats = ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+        assert (stats.digests, stats.promoted, llm.calls) == (1, 0, 0)
+        [queued] = triages(ctx)
+        assert queued.payload == session_digests(path, "claude-code")[0].payload
+        assert {c.status for c in candidates(ctx)} == {"held"}
+        promoted = run_entity_promote(ctx)
+    assert promoted["triage_triaged"] == 1
+    [task_entity] = [e for e in entities(ctx) if e.kind == "task"]
+    assert (
+        task_entity.display_name == "fix: add return before redirect in adminlogin superuser path"
+    )

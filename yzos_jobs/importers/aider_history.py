@@ -1,0 +1,445 @@
+"""Reading aider chat histories: sessions, their requests, commits, files touched and repository.
+
+A session starts at each header aider has written: `# aider chat started at <time>`, the
+capitalised `# Aider chat started at` of its first versions, either after a UTF-8 BOM. In a
+session, `#### ` lines are the user's (consecutive ones form one message), `> ` lines are aider's
+own output (the command line, `Git repo: …`, `Commit <sha> <subject>`, `Added X to the chat`),
+and so are unprefixed lines that continue such a line without a blank line between (a
+multi-line `--message`, a dump); everything else is the assistant's. The first versions wrote
+their output as `_…_` lines and a request as `#### > text`.
+
+What is not a request, by structure: a command (`/add …`; `/ask`, `/code`, `/architect`,
+`/context`, `/copy-context` carry the request after them, which aider then logs again), an answer
+to one of aider's questions (`… (Y)es/(N)o … [Yes]: all`), the prompt aider writes in
+watch-files mode (code excerpts marked `│ ⋮ █`), and an architect echo (the architect's reply,
+logged again as a `####` message for the editor model: its first line is the first line of the
+reply just above it). A commit that follows `Committing X before applying edits.` snapshots the
+user's own edits, one right after `Added X to the chat` is an old `/add` auto-commit: both stay
+in the digest but are not work items of their own.
+
+The repository (see `SessionRepository.root`), in this order: the `Git working dir:` aider
+prints when started below the root; the `Git repo:` path, resolved against `Cur working dir:`
+when relative (a worktree's admin directory naming its main repository); a `.git` path in
+aider's output; the absolute path aider printed for a file it added to the chat. Without these,
+a relative `Git repo:` is resolved against where aider wrote the history (aider writes it at the
+repository's root unless `--chat-history-file` says otherwise): the directory that flag names,
+else the repository the file's own sessions show, else the history file's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from blake3 import blake3
+
+from yzos_jobs.files import open_regular
+from yzos_jobs.importers import repository as repo
+from yzos_jobs.importers.base import parse_timestamp
+from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.records import ImportRecordError
+from yzos_jobs.importers.sessions import (
+    ClosedSession,
+    Commit,
+    Event,
+    FileTouched,
+    Request,
+    collapse,
+    has_words,
+    title_of,
+)
+
+HISTORY_FILE = ".aider.chat.history.md"
+HEADER = re.compile(
+    rb"^(?:\xef\xbb\xbf)?# ([Aa])ider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
+)
+_BOM = b"\xef\xbb\xbf"
+COMMIT = re.compile(r"^Commit ([0-9a-f]{6,40})(?: (.*))?$")
+OLD_COMMIT = re.compile(r"^([0-9a-f]{7,40}) (.+)$")
+GIT_REPO = re.compile(r"^Git repo: (.+?)(?: with [\d,]+ files)?$")
+CUR_DIR = re.compile(r"^Cur working dir: (.+)$")
+WORK_DIR = re.compile(r"^Git working dir: (.+)$")
+ADDED = re.compile(r"^Added (.+?) to the chat(?: \(read-only\))?\.?$")
+APPLIED = re.compile(r"^Applied edit to (.+)$")
+SNAPSHOT = re.compile(r"^Committing .+ before applying edits\.?$")
+CONFIRM = re.compile(r"\(Y\)es/\(N\)o\b.*\]:\s*\S*$")
+COMMAND_LINE = re.compile(r"^(?:\S*[\\/])?aider(?:\.exe)?(?:\s|$)|\s-m\s+aider(?:\s|$)")
+HISTORY_FLAG = re.compile(r"--chat-history-file(?:=|\s+)(\S+)")
+MODE_COMMAND = re.compile(r"^/(?:ask|code|architect|context|copy-context)(?:\s+|$)")
+OLD_TOOL = re.compile(r"^_(.*)_\s*$")
+CREATING = re.compile(r"^Creating empty file (.+)$")
+GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
+
+REQUEST_CHARS = 2000  # of a request's text kept in memory
+IDENTITY_BYTES = 4096
+MAX_PATHS = 20  # file names kept per /add as evidence of the repository
+
+
+@dataclass
+class SessionRepository:
+    """What a session shows about its repository."""
+
+    git_repo: str | None = None
+    cur_dir: str | None = None
+    work_dir: str | None = None
+    command: str | None = None
+    git_path: str | None = None  # an absolute `…/.git` path in aider's output
+    # Files as named: absolute paths aider printed for files it added or created, absolute
+    # paths the user gave `/add`; names aider printed relative to the repository's root; names
+    # the user gave `/add` relative to where aider runs.
+    printed_paths: list[str] = field(default_factory=list)
+    given_paths: list[str] = field(default_factory=list)
+    root_names: list[str] = field(default_factory=list)
+    given_names: list[str] = field(default_factory=list)
+
+    @property
+    def history_flag(self) -> str | None:
+        m = HISTORY_FLAG.search(self.command or "")
+        return m.group(1) if m else None
+
+    def shown(self) -> str | None:
+        """The repository the session shows by itself, or None."""
+        git = self.git_repo if self.git_repo and self.git_repo.lower() != "none" else None
+        if git and repo.worktree_name(git):
+            base = git if repo.is_absolute(git) else None
+            start = self.cur_dir or self.work_dir
+            if base is None and start and repo.is_absolute(start):
+                base = repo.join(start, git)
+            if base:
+                return repo.repository_of_git_dir(base)
+        if self.work_dir and repo.is_absolute(self.work_dir):
+            return repo.normalise(self.work_dir)
+        if git and repo.is_absolute(git):
+            return repo.repository_of_git_dir(git)
+        if git and self.cur_dir and repo.is_absolute(self.cur_dir):
+            joined = repo.join(self.cur_dir, git)
+            return repo.repository_of_git_dir(joined) if joined else None
+        if self.git_path:
+            return repo.normalise(self.git_path)
+        root = _prefix(self.printed_paths + self.given_paths, self.root_names)
+        if root is not None:
+            return root  # aider names a file relative to the root; its absolute path is known
+        cwd = _prefix(self.printed_paths, self.given_names)
+        if cwd is not None and git:
+            joined = repo.join(cwd, git)  # the user named a file relative to where aider ran
+            return repo.repository_of_git_dir(joined) if joined else None
+        return None
+
+    def root(self, history: Path, file_root: Callable[[], str | None]) -> str | None:
+        """The repository, resolved as the module says."""
+        shown = self.shown()
+        if shown is not None:
+            return shown
+        flag = self.history_flag
+        written_in = (
+            repo.normalise(str(repo.join(flag, ".."))) if flag and repo.is_absolute(flag) else None
+        )
+        base = written_in or file_root() or repo.normalise(str(history.parent))
+        git = self.git_repo if self.git_repo and self.git_repo.lower() != "none" else None
+        if base is None or git is None or repo.only_climbs(git):
+            return base
+        joined = repo.join(base, git)
+        return repo.repository_of_git_dir(joined) if joined else base
+
+    @property
+    def at_history_root(self) -> bool:
+        """aider placed the history itself (at the repository's root): no --chat-history-file."""
+        return self.history_flag is None
+
+
+def _prefix(paths: list[str], names: list[str]) -> str | None:
+    """The directory under which an absolute path of `paths` is a relative name of `names`."""
+    for name in names:
+        tail = repo.segments(name)
+        if not tail or repo.is_absolute(name) or ".." in tail:
+            continue
+        for path in paths:
+            parts = repo.segments(path)
+            if len(parts) > len(tail) and parts[-len(tail) :] == tail:
+                head = repo.join(path, "/".join([".."] * len(tail)))
+                if head and repo.is_absolute(head):
+                    return head
+    return None
+
+
+@dataclass
+class AiderSession:
+    """One session as read: where it is, what it shows, its events in order."""
+
+    path: Path
+    offset: int  # byte offset of its header line
+    line: int  # its header line, counted from where reading started
+    where: Position | str
+    started_at: datetime
+    old_format: bool
+    repository: SessionRepository = field(default_factory=SessionRepository)
+    events: list[tuple[int, Event]] = field(default_factory=list)  # (byte offset in session, e)
+    end: int = 0  # byte offset where it ends (the next header, or the end read so far)
+    ended_at: datetime | None = None  # the next header's time
+    closed: bool = False  # a later header exists
+    _identity: bytearray = field(default_factory=bytearray)
+    _identity_done: bool = False
+    _message: list[tuple[int, str]] = field(default_factory=list)
+    _message_at: int = 0
+    _reply: str | None = None  # first line of the assistant's latest reply since the last message
+    _previous: str = ""  # what the last non-blank line was: "user", "tool" or "assistant"
+    _tool_before: bool = False  # the previous line was aider's output (a continuation follows)
+    _last_tool: str = ""  # kind of aider's last output line: "snapshot", "added", other
+    _last_request: str | None = None
+    _files: set[str] = field(default_factory=set)
+
+    # --- identity --------------------------------------------------------------------------
+
+    def _identify(self, raw: bytes, blank: bool) -> None:
+        """The identity bytes: the header and aider's start-up block (to its first blank line),
+        at most IDENTITY_BYTES. Written at once when aider starts, so they do not change when
+        the session grows later."""
+        if self._identity_done:
+            return
+        if blank and len(self._identity) > 0 and self._identity.count(b"\n") > 1:
+            self._identity_done = True
+            return
+        self._identity += raw[: IDENTITY_BYTES - len(self._identity)]
+        self._identity_done = len(self._identity) >= IDENTITY_BYTES
+
+    @property
+    def external_id(self) -> str:
+        """Its start time and the hash of its identity bytes: not the file's path, so a moved
+        or copied history is not imported twice."""
+        digest = blake3(bytes(self._identity)).hexdigest()[:20]
+        return f"{self.started_at:%Y%m%dT%H%M%S}:{digest}"
+
+    # --- lines -----------------------------------------------------------------------------
+
+    def add_line(self, line: int, at: int, raw: bytes) -> None:
+        """One line of the session (not its header): `line` counted like the header's, `at`
+        its byte offset in the file."""
+        text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        blank = not text.strip()
+        self._identify(raw, blank)
+        if text.startswith("#### ") or text.rstrip() == "####":
+            if not self._message:
+                self._message_at = at - self.offset
+            self._message.append((line, text[5:]))
+            self._tool_before, self._previous = False, "user"
+            return
+        self.end_message()
+        if blank:
+            self._tool_before = False
+            return
+        tool = self._tool_text(text)
+        if tool is not None:
+            self._tool_line(line, at, tool)
+            self._tool_before, self._previous = True, "tool"
+        elif self._tool_before:
+            pass  # aider's output continued on an unprefixed line
+        else:
+            if self._previous != "assistant":  # a reply starts (after the user's or aider's lines)
+                self._reply = collapse(text, 200)
+            self._previous = "assistant"
+
+    def _tool_text(self, text: str) -> str | None:
+        if text.startswith("> ") or text.rstrip() == ">":
+            return text[2:].strip()
+        if self.old_format and (m := OLD_TOOL.match(text)):
+            return m.group(1).strip()
+        return None
+
+    def _tool_line(self, line: int, at: int, text: str) -> None:
+        r = self.repository
+        kind = "other"
+        if r.command is None and COMMAND_LINE.search(text):
+            r.command = text
+        elif m := GIT_REPO.match(text):
+            r.git_repo = r.git_repo or m.group(1).strip()
+        elif m := CUR_DIR.match(text):
+            r.cur_dir = r.cur_dir or m.group(1).strip()
+        elif m := WORK_DIR.match(text):
+            r.work_dir = r.work_dir or m.group(1).strip()
+        elif SNAPSHOT.match(text):
+            kind = "snapshot"
+        elif m := ADDED.match(text):
+            name = m.group(1).strip()
+            (r.printed_paths if repo.is_absolute(name) else r.root_names).append(name)
+            self._touched(line, at, name)
+            kind = "added"
+        elif m := CREATING.match(text):
+            r.printed_paths.append(m.group(1).strip())
+        elif m := APPLIED.match(text):
+            self._touched(line, at, m.group(1).strip())
+        elif m := (OLD_COMMIT if self.old_format else COMMIT).match(text):
+            subject = (m.group(2) or "").strip()
+            if has_words(subject):
+                work = self._last_tool not in ("snapshot", "added")
+                self._event(at, Commit(line, m.group(1), subject, work))
+        found = None if r.git_path or text.startswith("Git repo:") else GIT_PATH.search(text)
+        if found:
+            r.git_path = found.group(1)
+        self._last_tool = kind
+
+    def _touched(self, line: int, at: int, path: str) -> None:
+        if path not in self._files:
+            self._files.add(path)
+            self._event(at, FileTouched(line, path))
+
+    def _event(self, at: int, event: Event) -> None:
+        self.events.append((at - self.offset, event))
+
+    def end_message(self) -> None:
+        """The user's message is complete: a request, or something structure sets aside."""
+        if not self._message:
+            return
+        lines, self._message = self._message, []
+        first_line = lines[0][0]
+        texts = [t.strip() for _, t in lines]
+        if self.old_format:
+            texts = [t[1:].strip() if t.startswith(">") else t for t in texts]
+        text = "\n".join(texts).strip()
+        reply, self._reply = self._reply, None
+        self._last_tool = ""
+        if not text:
+            return
+        head = text.splitlines()[0].strip()
+        if head.startswith("/"):
+            if text.startswith("/add "):
+                r = self.repository
+                for name in text[5:].split()[:MAX_PATHS]:
+                    (r.given_paths if repo.is_absolute(name) else r.given_names).append(name)
+            m = MODE_COMMAND.match(text)
+            if m is None:
+                return  # a command
+            text = text[m.end() :].strip()
+            if not text:
+                return  # a mode switch without a request
+        elif CONFIRM.search(head) and len(texts) == 1:
+            return  # an answer to aider's question
+        elif any(t.startswith("█") for t in texts) and any(t[:1] in "│⋮" for t in texts if t):
+            return  # the prompt aider writes in watch-files mode
+        if reply is not None and collapse(texts_first(text), 200) == reply:
+            return  # the architect's reply, logged again for the editor model
+        if reply is None and text == self._last_request:
+            return  # a mode command's request, logged again by aider
+        self._last_request = text
+        kept = text[:REQUEST_CHARS]
+        self._event(self.offset + self._message_at, Request(first_line, kept, title_of(kept)))
+
+    def finish(self, end: int, ended_at: datetime | None, closed: bool) -> None:
+        self.end_message()
+        self.end, self.ended_at, self.closed = end, ended_at, closed
+
+
+def texts_first(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def read_sessions(
+    lines: Iterable[tuple[Position, int, bytes | None]],
+    path: Path,
+    start: int,
+    report: Callable[[ImportRecordError], None],
+) -> Iterator[AiderSession]:
+    """Sessions in `lines` (read from byte offset `start`), each finished: with its end offset,
+    whether a later header closed it, and the next header's time. Lines are decoded leniently
+    (CRLF and invalid UTF-8 are fine). A header whose date is impossible is reported, and the
+    lines up to the next header belong to no session; lines before the first header belong to
+    no session."""
+    current: AiderSession | None = None
+    offset = start
+    for where, end, raw in lines:
+        line_start, offset = offset, end
+        if raw is None:
+            continue  # a line past the length bound, already reported
+        header = HEADER.match(raw)
+        if header:
+            started: datetime | None
+            try:
+                started = parse_timestamp(header.group(2).decode(), where)
+            except ImportRecordError as err:
+                report(err)
+                started = None
+            if current is not None:
+                current.finish(line_start, started, closed=True)
+                yield current
+            current = None
+            if started is None:
+                continue
+            current = AiderSession(
+                path, line_start, where.line, where, started, header.group(1) == b"A"
+            )
+            current._identity += raw.removeprefix(_BOM)
+            continue
+        if current is not None:
+            current.add_line(where.line, line_start, raw)
+    if current is not None:
+        current.finish(offset, None, closed=False)
+        yield current
+
+
+class FileRoot:
+    """The repository a history's own sessions show, found once, lazily: the first session, from
+    the file's start, that shows its repository and let aider place the history (at that
+    repository's root)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._found: str | None = None
+        self._done = False
+
+    def __call__(self) -> str | None:
+        if not self._done:
+            self._done = True
+            before = LinesBefore(self.path, 0)
+            with open_regular(self.path) as fh:
+                lines = (
+                    (Position(before, n), end, raw)
+                    for n, end, raw in read_lines(
+                        fh, 0, keep_unfinished=True, on_long_line=lambda n: None
+                    )
+                )
+                for session in read_sessions(lines, self.path, 0, lambda err: None):
+                    shown = session.repository.shown()
+                    if shown is not None and session.repository.at_history_root:
+                        self._found = shown
+                        break
+        return self._found
+
+
+def closed_session(
+    s: AiderSession, first_line: int, root: str | None, mtime: datetime
+) -> ClosedSession:
+    """A session as written: its events with the file's line numbers (`first_line` is the
+    number of the line reading started at, minus one)."""
+    ended = s.ended_at if s.closed and s.ended_at else mtime
+    return ClosedSession(
+        "aider",
+        s.external_id,
+        str(s.path),
+        root,
+        repo.name_of(root),
+        s.started_at,
+        max(ended, s.started_at),
+        first_line + s.line,
+        [replace(e, line=e.line + first_line) for _, e in s.events],
+    )
+
+
+def history_sessions(path: Path) -> list[ClosedSession]:
+    """Every session of a history file, closed or not, as the importer would write it whole
+    (the last one ending at the file's modification time)."""
+    path = path.resolve()
+    before = LinesBefore(path, 0)
+    file_root = FileRoot(path)
+    with open_regular(path) as fh:
+        mtime = datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, UTC)
+        lines = (
+            (Position(before, n), end, raw)
+            for n, end, raw in read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
+        )
+        return [
+            closed_session(s, 0, s.repository.root(path, file_root), mtime)
+            for s in read_sessions(lines, path, 0, lambda err: None)
+        ]

@@ -1,0 +1,342 @@
+"""Reading Claude Code transcripts: one JSON record per line (`uuid`, `sessionId`, `cwd`, `type`,
+`message`, `timestamp`, …), a session's subagents in `<sessionId>/subagents/*.jsonl` beside it.
+
+A record without `uuid` or `sessionId` carries no message (file-history-snapshot,
+queue-operation, summary, custom-title, agent-name, …): skipped without a word. What a record
+gives (a `Fact`):
+
+- a request: a user turn a person typed. Not a request: a tool result; a record marked
+  `isMeta`, `isSidechain`, `isCompactSummary` or `isVisibleInTranscriptOnly` (skill and command
+  expansions, subagent prompts, continuation summaries); anything in a subagent's transcript; the
+  `[Request interrupted by user…]` marker; text Claude Code or another tool wrapped in tags
+  (`<task-notification>`, `<bash-input>`, `<local-command-stdout>`, `<system_instruction>`, …),
+  except a slash command's `<command-args>`, which is the request it carries; a bare slash
+  command. A request that hands over a plan is titled by the plan's heading.
+- a commit: a Bash tool call running `git commit` whose result shows git's `[<branch> <sha>]
+  <subject>` line (possibly after hook output); its subject is the first line of the message
+  the command passed (`-m "…"`, or a heredoc), else the one git printed. It rests on the line of
+  the tool call.
+- a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names.
+- where the repository is: the record's `cwd`; and, when the cwd is a git worktree, its main
+  repository where the transcript shows it (a `.git/worktrees/<name>` path in a command's output,
+  `<repo>/.claude/worktrees/<name>` as the cwd itself).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from yzos_jobs.files import open_regular
+from yzos_jobs.importers import repository as repo
+from yzos_jobs.importers.base import parse_json_object, parse_timestamp
+from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.records import ImportRecordError, record_key
+from yzos_jobs.importers.sessions import (
+    ClosedSession,
+    Commit,
+    Event,
+    FileTouched,
+    Request,
+    has_words,
+    title_of,
+    word_units,
+)
+from yzos_jobs.text import clean_text
+
+SUBAGENTS = "subagents"
+REQUEST_CHARS = 2000
+CWD_CHARS = 1000
+_MACHINE_FLAGS = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
+_INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+_TAGGED = re.compile(r"<([A-Za-z][\w:.-]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.DOTALL)
+_BLANK_FIRST = re.compile(r"[ \t]*\n[ \t]*\n")
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+_COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*$")
+_GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*?\bcommit\b")
+_COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*$", re.DOTALL | re.MULTILINE)
+_MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
+_EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """What one record gives."""
+
+    uuid: str
+    session_id: str
+    line: int | None  # the line of the main transcript; None in a subagent's
+    at: datetime | None
+    cwd: str | None
+    event: Event | None = None
+    main_repository: str | None = None  # shown by a command's output
+
+
+@dataclass
+class _Pending:
+    """A `git commit` call waiting for its result."""
+
+    uuid: str
+    session_id: str
+    line: int | None
+    at: datetime | None
+    cwd: str | None
+    subject: str | None
+
+
+def _text_parts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        ]
+    return []
+
+
+def typed_text(text: str) -> str:
+    """What a person typed in a user turn: the text outside tags, and a slash command's
+    arguments when they are words of a request. Text that goes on right after a closing tag,
+    with no blank line between, belongs to the tagged block (a tool's trailer: "Full transcript
+    available at: …")."""
+    kept: list[str] = []
+    last = 0
+    for m in _TAGGED.finditer(text):
+        kept.append(_after_tag(text[last : m.start()]) if last else text[last : m.start()])
+        if m.group(1) == "command-args" and word_units(m.group(2)) >= 2:
+            kept.append(m.group(2))  # a request, not a setting (`/model sonnet`)
+        last = m.end()
+    kept.append(_after_tag(text[last:]) if last else text[last:])
+    typed = "\n".join(part.strip() for part in kept if part.strip())
+    if _INTERRUPTED.match(typed) or _COMMAND.match(typed):
+        return ""
+    return typed
+
+
+def _after_tag(segment: str) -> str:
+    """A segment of text after a closing tag, without the paragraph that continues the tag."""
+    if _BLANK_FIRST.match(segment):
+        return segment
+    blank = _BLANK_LINE.search(segment)
+    return segment[blank.end() :] if blank else ""
+
+
+def commit_subject(command: str) -> str | None:
+    """The first line of the message a `git commit` command passes (`-m "…"`, a heredoc)."""
+    heredoc = _HEREDOC.search(command)
+    message = heredoc.group(2) if heredoc else None
+    if message is None and (m := _MESSAGE.search(command)):
+        message = m.group(1) if m.group(1) is not None else m.group(2)
+        if message is not None:
+            message = message.replace('\\"', '"')
+    if not message:
+        return None
+    first = next((line.strip() for line in message.splitlines() if line.strip()), "")
+    return first if has_words(first) and not first.startswith("$(") else None
+
+
+def _result_text(part: dict[str, Any]) -> str:
+    content = part.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(_text_parts(content))
+
+
+class TranscriptReader:
+    """Reads the records of one session's files (main transcript first, then its subagents) into
+    facts; keeps the `git commit` calls whose results have not been read yet."""
+
+    def __init__(self, report: Callable[[ImportRecordError], None]) -> None:
+        self.report = report
+        self._pending: dict[str, _Pending] = {}
+        self._seen: set[str] = set()
+        self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
+
+    def facts(
+        self, lines: Iterable[tuple[Position, int, bytes | None]], subagent: bool
+    ) -> Iterator[tuple[int, Fact]]:
+        """(offset after the line, fact) for each record that gives one; a malformed line is
+        reported and skipped."""
+        for where, end, raw in lines:
+            if raw is None or not raw.strip():
+                continue  # a line past the length bound (reported), or a blank one
+            try:
+                found = self._record(raw, where, subagent)
+            except ImportRecordError as err:
+                self.report(err)
+                continue
+            except (ValueError, TypeError, AttributeError, LookupError, RecursionError) as exc:
+                detail = (
+                    "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__
+                )
+                self.report(ImportRecordError(where, f"cannot be read ({detail})"))
+                continue
+            for fact in found:
+                yield end, fact
+
+    def _record(self, raw: bytes, where: Position, subagent: bool) -> list[Fact]:
+        r = parse_json_object(raw, where)
+        uuid, sid = record_key(r.get("uuid")), record_key(r.get("sessionId"))
+        if not uuid or not sid:
+            return []  # a record that carries no message
+        if uuid in self._seen:
+            self.repeats += 1
+            return []
+        self._seen.add(uuid)
+        at = parse_timestamp(r.get("timestamp"), where)
+        cwd = clean_text(r.get("cwd"), CWD_CHARS) if isinstance(r.get("cwd"), str) else None
+        line = None if subagent else where.line
+        base = Fact(uuid, sid, line, at, cwd)
+        message = r.get("message")
+        content = message.get("content") if isinstance(message, dict) else None
+        kind = r.get("type")
+        if kind == "assistant" and isinstance(content, list):
+            return [base, *self._tool_calls(base, content)]
+        if kind != "user":
+            return [base]
+        if isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") == "tool_result" for p in content
+        ):
+            return [base, *self._tool_results(base, content)]
+        if subagent or any(r.get(flag) for flag in _MACHINE_FLAGS):
+            return [base]
+        if isinstance(message, dict) and message.get("role", "user") != "user":
+            return [base]
+        typed = typed_text("\n".join(_text_parts(content)))
+        if not typed or line is None:
+            return [base]
+        plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
+        text = typed[:REQUEST_CHARS]
+        return [Fact(uuid, sid, line, at, cwd, Request(line, text, title_of(text, plan)))]
+
+    def _tool_calls(self, base: Fact, content: list[Any]) -> list[Fact]:
+        out: list[Fact] = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "tool_use":
+                continue
+            tool_input = part.get("input") if isinstance(part.get("input"), dict) else {}
+            name = part.get("name")
+            if name == "Bash" and isinstance(tool_input.get("command"), str):
+                command = tool_input["command"]
+                if _GIT_COMMIT.search(command) and isinstance(part.get("id"), str):
+                    self._pending[part["id"]] = _Pending(
+                        base.uuid,
+                        base.session_id,
+                        base.line,
+                        base.at,
+                        base.cwd,
+                        commit_subject(command),
+                    )
+            elif name in _EDIT_TOOLS and base.line is not None:
+                path = tool_input.get("file_path") or tool_input.get("notebook_path")
+                if isinstance(path, str) and path.strip():
+                    touched = FileTouched(base.line, clean_text(path, 1000) or path)
+                    out.append(
+                        Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
+                    )
+        return out
+
+    def _tool_results(self, base: Fact, content: list[Any]) -> list[Fact]:
+        out: list[Fact] = []
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "tool_result":
+                continue
+            text = _result_text(part)
+            if base.cwd and (main := repo.main_repository_in(text, base.cwd)):
+                out.append(Fact(base.uuid, base.session_id, None, None, None, None, main))
+            call = self._pending.pop(str(part.get("tool_use_id")), None)
+            if call is None or part.get("is_error") or call.line is None:
+                continue
+            done = _COMMITTED.search(text)
+            if done is None:
+                continue
+            subject = call.subject or done.group(2).strip()
+            commit = Commit(call.line, done.group(1), clean_text(subject, 1000) or subject)
+            out.append(Fact(call.uuid, call.session_id, call.line, call.at, call.cwd, commit))
+        return out
+
+
+@dataclass
+class TranscriptSession:
+    """The facts of one session (or of what was added to it since it was last closed)."""
+
+    session_id: str
+    file: Path
+    facts: list[Fact] = field(default_factory=list)
+
+    def project_path(self) -> str | None:
+        cwd = next((f.cwd for f in self.facts if f.cwd), None)
+        if cwd is None:
+            return None
+        shown = next((f.main_repository for f in self.facts if f.main_repository), None)
+        return shown or repo.claude_worktree_main(cwd) or repo.normalise(cwd)
+
+    def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
+        """As a closed session; None without a single timestamp."""
+        times = [f.at for f in self.facts if f.at is not None]
+        if not times:
+            return None
+        path = project_path or self.project_path()
+        events = sorted(
+            (f.event for f in self.facts if f.event is not None and f.line is not None),
+            key=lambda e: e.line,
+        )
+        seen_files: set[str] = set()
+        kept: list[Event] = []
+        for e in events:
+            if isinstance(e, FileTouched):
+                if e.path in seen_files:
+                    continue
+                seen_files.add(e.path)
+            kept.append(e)
+        first = min((f.line for f in self.facts if f.line is not None), default=1)
+        return ClosedSession(
+            "claude_code",
+            self.session_id,
+            str(self.file),
+            path,
+            repo.name_of(path),
+            min(times),
+            max(times),
+            first,
+            kept,
+            segment,
+        )
+
+
+def add_facts(
+    sessions: dict[str, TranscriptSession], facts: Iterable[tuple[int, Fact]], path: Path
+) -> None:
+    """File each fact under its session (a session is named after the file it first appears
+    in: the main transcript, read first)."""
+    for _, fact in facts:
+        session = sessions.get(fact.session_id)
+        if session is None:
+            session = sessions[fact.session_id] = TranscriptSession(fact.session_id, path)
+        session.facts.append(fact)
+
+
+def transcript_sessions(files: Sequence[Path]) -> list[ClosedSession]:
+    """The sessions of one transcript group (the main transcript first, then its subagents'),
+    each closed whole, as the importer would write it on a first import."""
+    reader = TranscriptReader(lambda err: None)
+    sessions: dict[str, TranscriptSession] = {}
+    for path in files:
+        before = LinesBefore(path, 0)
+        with open_regular(path) as fh:
+            lines = (
+                (Position(before, n), end, raw)
+                for n, end, raw in read_lines(
+                    fh, 0, keep_unfinished=False, on_long_line=lambda n: None
+                )
+            )
+            add_facts(sessions, reader.facts(lines, subagent=path.parent.name == SUBAGENTS), path)
+    closed = (s.closed() for _, s in sorted(sessions.items()))
+    return [c for c in closed if c is not None]

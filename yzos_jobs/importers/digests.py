@@ -1,0 +1,41 @@
+"""Session digests rebuilt from a source file, as the importers queue them for triage: so a
+labelled session of the real corpus (or a user's own) can be triaged again by `eval-triage`.
+
+Built by the importers' own parsing code; every session of the file, whole (an open last session
+included, ending at the file's modification time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from yzos_jobs.importers.aider_history import history_sessions
+from yzos_jobs.importers.claude_code import transcript_groups
+from yzos_jobs.importers.claude_transcript import transcript_sessions
+
+Format = Literal["aider", "claude-code"]
+
+
+@dataclass(frozen=True)
+class SessionDigest:
+    """`key`: an aider session's start as its header writes it ("2024-05-01 10:00:00", as the
+    labels do), a Claude Code session's id; `payload`: the digest payload as queued."""
+
+    key: str
+    payload: dict[str, Any]
+
+
+def session_digests(path: Path, fmt: Format) -> list[SessionDigest]:
+    """The digests of the sessions in `path`: an aider history, or a Claude Code transcript (its
+    subagents' transcripts are read with it)."""
+    if fmt == "aider":
+        return [
+            SessionDigest(f"{s.started_at:%Y-%m-%d %H:%M:%S}", s.payload())
+            for s in history_sessions(path)
+        ]
+    if fmt == "claude-code":
+        [group] = transcript_groups([path.resolve()])
+        return [SessionDigest(s.external_id, s.payload()) for s in transcript_sessions(group)]
+    raise ValueError(f"unknown format {fmt!r}")

@@ -1,0 +1,135 @@
+"""Where a coding session's repository is, from paths the session printed (POSIX or Windows
+spelling), resolved lexically: the file system of the machine that wrote them is not this one.
+
+A repository is identified by its normalised path (`.` and `..` resolved, no trailing
+separator, Windows paths with backslashes). A git worktree's admin directory,
+`<main>/.git/worktrees/<name>`, names its main repository: a worktree is the main repository's
+project, as is any other relative spelling of the same directory.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePath, PurePosixPath, PureWindowsPath
+
+_DRIVE = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
+_SEPARATORS = re.compile(r"[\\/]+")
+
+
+def is_windows(path: str) -> bool:
+    """A drive-letter or UNC path, or one that separates with backslashes only."""
+    return bool(_DRIVE.match(path)) or path.startswith("\\\\") or ("\\" in path and "/" not in path)
+
+
+def is_absolute(path: str) -> bool:
+    return path.startswith(("/", "\\\\")) or bool(_DRIVE.match(path))
+
+
+def _flavour(path: str) -> type[PurePath]:
+    return PureWindowsPath if is_windows(path) else PurePosixPath
+
+
+def segments(path: str) -> list[str]:
+    """The path's names, whatever separator it uses (the anchor left out)."""
+    anchor = _flavour(path)(path).anchor
+    return [p for p in _SEPARATORS.split(path[len(anchor) :]) if p]
+
+
+def normalise(path: str) -> str | None:
+    """The path with `.` and `..` resolved and no trailing separator, in its own spelling; None
+    for an empty path. A relative path keeps the `..` it cannot resolve."""
+    text = path.strip().strip("\"'")
+    if not text:
+        return None
+    cls = _flavour(text)
+    anchor = cls(text).anchor
+    parts: list[str] = []
+    for part in segments(text):
+        if part == ".":
+            continue
+        if part == ".." and parts and parts[-1] != "..":
+            parts.pop()
+        elif part != ".." or not anchor:
+            parts.append(part)
+    if not anchor and not parts:
+        return "."
+    return str(cls(anchor, *parts))
+
+
+def join(base: str, relative: str) -> str | None:
+    """`relative` (either separator) resolved against `base`, in base's spelling."""
+    cls = _flavour(base)
+    return normalise(str(cls(base, *segments(relative))))
+
+
+def only_climbs(relative: str) -> bool:
+    """A relative path to a git directory that only goes up (`.git`, `../.git`, `..\\..\\.git`):
+    the repository is an ancestor of (or is) the directory aider was started in."""
+    names = segments(relative)
+    if ".git" in names:
+        names = names[: names.index(".git")]
+    return all(n in (".", "..") for n in names)
+
+
+def repository_of_git_dir(git_dir: str) -> str | None:
+    """The working tree a git directory belongs to: `<x>/.git` → x; a worktree's admin
+    directory `<main>/.git/worktrees/<name>` → main; any other git directory stands for
+    itself (a bare repository)."""
+    path = normalise(git_dir)
+    if path is None:
+        return None
+    names = segments(path)
+    if ".git" not in names:
+        return path
+    index = len(names) - 1 - names[::-1].index(".git")
+    if index == len(names) - 1 or names[index + 1] == "worktrees":
+        cls = _flavour(path)
+        anchor = cls(path).anchor
+        kept = names[:index]
+        if not kept and not anchor:
+            return "."
+        return str(cls(anchor, *kept))
+    return path
+
+
+def worktree_name(git_dir: str) -> str | None:
+    """The worktree's name when `git_dir` is a worktree's admin directory."""
+    names = segments(git_dir)
+    if len(names) >= 3 and names[-3] == ".git" and names[-2] == "worktrees":
+        return names[-1]
+    return None
+
+
+def name_of(path: str | None) -> str | None:
+    """The repository's directory name: what a person calls the project."""
+    if not path:
+        return None
+    names = segments(path)
+    return names[-1] if names and names[-1] not in (".", "..") else None
+
+
+_WORKTREE_ADMIN = re.compile(
+    r"((?:[A-Za-z]:)?[\\/][^\s'\"`<>|:]*?)[\\/]\.git[\\/]worktrees[\\/]([^\s'\"`<>|\\/]+)"
+)
+
+
+def main_repository_in(text: str, worktree: str) -> str | None:
+    """The main repository of the worktree directory `worktree`, if `text` (a command's output, a
+    `.git` file's content) names the worktree's admin directory `<main>/.git/worktrees/<name>`
+    with the worktree's own name."""
+    name = name_of(worktree)
+    for match in _WORKTREE_ADMIN.finditer(text):
+        if match.group(2) == name:
+            return normalise(match.group(1))
+    return None
+
+
+def claude_worktree_main(cwd: str) -> str | None:
+    """A directory inside `<repo>/.claude/worktrees/<name>` (where Claude Code makes its own
+    worktrees) belongs to `<repo>`."""
+    names = segments(cwd)
+    for i in range(len(names) - 2):
+        if names[i] == ".claude" and names[i + 1] == "worktrees" and i > 0:
+            cls = _flavour(cwd)
+            return str(cls(cls(cwd).anchor, *names[:i]))
+    return None
