@@ -40,10 +40,16 @@ llm-server:
 lint: install
 	$(BIN)/ruff check .
 
+# Every benchmark, each printing its figures beside a baseline measured in the same run (about
+# an hour on two cores). `make llm-eval` runs the real model separately.
 bench: install
+	.ci/ensure-postgres
+	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/promote.py
+	$(BIN)/python bench/llm_path.py
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/ingest.py --postgres
 	$(BIN)/python bench/extraction.py
 	$(BIN)/python bench/review.py
 

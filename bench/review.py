@@ -24,14 +24,13 @@ from pathlib import Path
 import _support
 from sqlalchemy import Engine, text
 
-from tests.support import databases
-from tests.support.cli import cli_env
 from yzos_jobs.config import load_settings
 from yzos_jobs.db import migrate
 from yzos_jobs.db.engine import create_db_engine, make_session_factory
 from yzos_jobs.entity.refs import resolve
 from yzos_jobs.review import entities_report, explain_report
 from yzos_jobs.status import collect_status
+from yzos_jobs.testing import databases
 
 CONFIG = _support.REPO / "config.toml"
 
@@ -190,7 +189,7 @@ def in_process_seconds(url: str, runs: int, ref: str) -> dict[str, float]:
 
 
 def measure(backend: str, url: str, runs: int, ref: str) -> None:
-    env = cli_env(url, YZOS_CONFIG=str(CONFIG))
+    env = _support.cli_env(url, CONFIG)
     commands = {
         "status": ["status"],
         "entities --limit 50": ["entities", "--limit", "50"],

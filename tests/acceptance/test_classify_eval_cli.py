@@ -5,20 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support.cli import REPO, cli_env, run_cli
+from tests.support.cli import REPO, llm_cli_env, run_cli
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 DATASET = REPO / "datasets" / "classifier_eval.jsonl"
 
 
 def _llm_env(tmp_path: Path, base_url: str) -> dict[str, str]:
-    return cli_env(
-        f"sqlite:///{tmp_path / 'y.db'}",
-        YZOS_LLM_BACKEND="openai",
-        YZOS_LLM_BASE_URL=base_url,
-        YZOS_LLM_MODEL="double-7b",
-        YZOS_LLM_API_KEY="sk-cli-secret",
-    )
+    return llm_cli_env(f"sqlite:///{tmp_path / 'y.db'}", base_url, "sk-cli-secret")
 
 
 def test_classify_dry_run_prints_the_suggested_kind(tmp_path: Path) -> None:

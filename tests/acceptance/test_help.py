@@ -24,7 +24,7 @@ def test_every_command_has_help(tmp_path) -> None:
     assert (
         ("once",) in paths and ("import", "claude-code") in paths and ("db", "downgrade") in paths
     )
-    review = {("entities",), ("show",), ("explain",), ("correct",), ("export",)}
+    review = {("entities",), ("show",), ("explain",), ("correct",), ("export",), ("eval-triage",)}
     assert review <= set(paths)
     for path in paths:
         result = runner.invoke(

@@ -20,6 +20,18 @@ def cli_env(db_url: str | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
+def llm_cli_env(db_url: str, base_url: str, api_key: str) -> dict[str, str]:
+    """A user's shell with the OpenAI-compatible backend at `base_url` and the key in the
+    default variable."""
+    return cli_env(
+        db_url,
+        YZOS_LLM_BACKEND="openai",
+        YZOS_LLM_BASE_URL=base_url,
+        YZOS_LLM_MODEL="double-7b",
+        YZOS_LLM_API_KEY=api_key,
+    )
+
+
 def run_cli(
     *args: str,
     db_url: str | None = None,

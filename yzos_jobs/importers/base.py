@@ -140,6 +140,10 @@ def parse_json_object(raw: bytes, where: str | Position) -> dict[str, Any]:
     return obj
 
 
+# Ended sessions whose candidates are promoted together at session end (see after_sessions).
+ENDED_SESSIONS_PER_PROMOTE = 1000
+
+
 class FileImporter:
     """Imports files named directly or found below directories by `PATTERN`; `NAME` keys its
     importer_seen and importer_files rows."""
@@ -155,15 +159,20 @@ class FileImporter:
         self.stats = ImportStats()
         # With a model, closed coding sessions are triaged (their candidates held meanwhile).
         self.triage = ctx.classifier.active_model_id() is not None
+        self._ended: list[str] = []  # committed sessions whose inline promote is still due
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
-        for path in self._expand(paths):
+        self.import_each(self._expand(paths))
+        self._promote_ended()  # if the import failed, entity_promote takes them
+        return self.stats
+
+    def import_each(self, files: list[Path]) -> None:
+        for path in files:
             self.stats.files += 1
             try:
                 self.import_file(path)
             except OSError as exc:  # unreadable: one line, and the other files are imported
                 self._unreadable(path, exc)
-        return self.stats
 
     def import_file(self, path: Path) -> None:
         raise NotImplementedError
@@ -306,6 +315,15 @@ class FileImporter:
         return written
 
     def after_sessions(self, written: Written) -> None:
-        """Without a model: the session end promotes the ended sessions' candidates inline."""
-        if written.ended:
-            self.stats.promoted += apply_entities(self.ctx, written.ended).promoted
+        """Without a model: the session end promotes the ended sessions' candidates inline, a
+        few batches' worth at a time (one promote per committed batch of a hundred sessions
+        would spend more on the rounds than on the candidates). Until then they are pending in
+        the database: a run that dies before leaves them to `entity_promote`."""
+        self._ended.extend(written.ended)
+        if len(self._ended) >= ENDED_SESSIONS_PER_PROMOTE:
+            self._promote_ended()
+
+    def _promote_ended(self) -> None:
+        if self._ended:
+            ended, self._ended = self._ended, []
+            self.stats.promoted += apply_entities(self.ctx, ended).promoted

@@ -33,7 +33,7 @@ from yzos_jobs.importers.claude_transcript import (
     add_facts,
 )
 from yzos_jobs.importers.reading import Position
-from yzos_jobs.importers.records import ImportStats, Unit, Written
+from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.sessions import ClosedSession
 
 IMPORTER = "claude_code"
@@ -89,11 +89,10 @@ class ClaudeCodeImporter(FileImporter):
     NAME = IMPORTER
     PATTERN = "*.jsonl"
 
-    def import_paths(self, paths: list[Path]) -> ImportStats:
-        for group in transcript_groups(self._expand(paths)):
+    def import_each(self, files: list[Path]) -> None:
+        for group in transcript_groups(files):
             self.stats.files += len(group)
             self._import_group(group)
-        return self.stats
 
     def _import_group(self, group: list[Path]) -> None:
         opened: list[OpenedFile] = []
