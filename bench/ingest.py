@@ -91,9 +91,13 @@ def run_import(history: Path, db_url: str, config: Path) -> tuple[float, float, 
 
 
 def fresh_db(workdir: Path, name: str, postgres: bool) -> tuple[str, str | None]:
+    """A new database; PostgreSQL migrated as an operator would (`db upgrade`), SQLite on first
+    use by the import itself."""
     if postgres:
         db = databases.create_pg_database()
-        return databases.pg_url(db), db
+        url = databases.pg_url(db)
+        _support.run_measured(["db", "upgrade"], _support.cli_env(url))
+        return url, db
     return f"sqlite:///{workdir / (name + '.db')}", None
 
 

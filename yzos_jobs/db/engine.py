@@ -25,9 +25,11 @@ def create_db_engine(url: str, *, for_migrations: bool = False, **kwargs: Any) -
     url = normalize_database_url(url)
     backend = make_url(url).get_backend_name()
     if backend == "sqlite":
-        engine = create_engine(
-            url, connect_args={"timeout": 60, "check_same_thread": False}, **kwargs
-        )
+        # Batches bind lists of varying length, so nearly every batch is a new statement text;
+        # the driver's default cache of 128 prepared statements per connection then holds tens
+        # of MB of them for nothing (an aider import of 100 MB peaked at 165 MB, 141 with 32).
+        connect_args = {"timeout": 60, "check_same_thread": False, "cached_statements": 32}
+        engine = create_engine(url, connect_args=connect_args, **kwargs)
         _configure_sqlite(engine, foreign_keys=not for_migrations)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
