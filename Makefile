@@ -18,18 +18,20 @@ quickstart: install
 	$(BIN)/yzos-jobs once entity_promote
 	$(BIN)/yzos-jobs status
 
-# The whole suite, on SQLite and on PostgreSQL (started here if it is installed but down), and
-# against a real llama.cpp server when `make llm-server` has built one (CI builds it first and
-# never leaves these tests out). The real_llm tests share one worker and one server.
+# The whole suite, on SQLite and on PostgreSQL (started here if it is installed but down), then
+# the real_llm tests against a real llama.cpp server when `make llm-server` has built one (CI
+# builds it first and never leaves them out). Those run on their own, after the rest, one test
+# at a time: one server with two slots on a small machine is slow enough without a second one
+# or the rest of the suite beside it.
 test: install
 	.ci/ensure-postgres
 	$(BIN)/ruff check .
+	$(BIN)/pytest -n 2 -q -m "not real_llm"
 	@case "$${CI:-}" in 1|true|TRUE|True|yes) in_ci=1 ;; *) in_ci= ;; esac; \
 	if [ -z "$$in_ci" ] && ! scripts/llm-server --cached >/dev/null; then \
 	  echo "real_llm tests left out: no local llama.cpp server built (make llm-server builds one)"; \
-	  $(BIN)/pytest -n 2 --dist loadgroup -q -m "not real_llm"; \
 	else \
-	  $(BIN)/pytest -n 2 --dist loadgroup -q; \
+	  $(BIN)/pytest -q -m real_llm; \
 	fi
 
 # Build llama.cpp's server and the Gemma 3 270M model once per machine (cached under

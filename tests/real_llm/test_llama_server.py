@@ -24,11 +24,12 @@ from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
 from yzos_jobs.kinds import ENTITY_KINDS, VERDICT_KINDS
 from yzos_jobs.testing.llama import MODEL_ALIAS, LlamaServer
 
-pytestmark = [pytest.mark.real_llm, pytest.mark.xdist_group("real_llm")]
+pytestmark = [pytest.mark.real_llm]
 
 CONSTRAINTS = ["json_schema", "grammar"]
-# Generous: two cores shared with the rest of the suite. A call takes 2-5 s on an idle machine;
-# before output was bounded, one grammar-constrained call ran for minutes.
+# Generous: these run alone, after the rest of the suite, but the machine may be shared. A call
+# takes 2-5 s on an idle machine; before output was bounded, one grammar-constrained call ran
+# for minutes.
 TIMEOUT_S = 120.0
 
 CASES = [
