@@ -112,16 +112,8 @@ def lay_out_claude(source: str, root: Path) -> Path:
     return root / "projects"
 
 
-def cli_env(db_url: str) -> dict[str, str]:
-    """A user's shell: no YZOS_* left over, this database, this checkout's code."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("YZOS_")}
-    env["YZOS_DATABASE_URL"] = db_url
-    env["PYTHONPATH"] = str(_support.REPO)
-    return env
-
-
 def import_cli(importer: str, path: Path, db_url: str) -> None:
-    env = cli_env(db_url)
+    env = _support.cli_env(db_url)
     _support.run_measured(["--config", str(CONFIG), "import", importer, str(path)], env)
 
 
@@ -206,11 +198,11 @@ def speed(name: str, importer: str, paths: list[Path], work: Path) -> None:
     size = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
     empty = work / f"empty-{importer}"
     empty.mkdir()
-    env = cli_env(f"sqlite:///{work / f'speed-{importer}.db'}")
+    env = _support.cli_env(f"sqlite:///{work / f'speed-{importer}.db'}")
     args = ["--config", str(CONFIG), "import", importer]
     _support.run_measured([*args, str(empty)], env)  # migrates the database
     idle_s = min(_support.run_measured([*args, str(empty)], env)[0] for _ in range(3))
-    env = cli_env(f"sqlite:///{work / f'speed2-{importer}.db'}")
+    env = _support.cli_env(f"sqlite:///{work / f'speed2-{importer}.db'}")
     _support.run_measured([*args, str(empty)], env)
     seconds, rss, _ = _support.run_measured([*args, *map(str, paths)], env)
     mb = size / 2**20

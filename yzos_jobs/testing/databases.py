@@ -15,27 +15,16 @@ PG_ADMIN_URL = os.environ.get(
 
 def pg_unavailable_reason() -> str | None:
     """Why the PostgreSQL server behind YZOS_TEST_PG_URL cannot be used, or None."""
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
+    from sqlalchemy import create_engine
+
+    from yzos_jobs.db.engine import DatabaseUnavailable, check_connection
 
     engine = create_engine(PG_ADMIN_URL, connect_args={"connect_timeout": 5})
     try:
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
+        check_connection(engine)
         return None
-    except Exception as exc:
-        return f"PostgreSQL at {make_url(PG_ADMIN_URL).render_as_string()} unreachable: {exc}"
-    finally:
-        engine.dispose()
-
-
-def _admin_execute(sql: str) -> None:
-    from sqlalchemy import create_engine, text
-
-    engine = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            conn.execute(text(sql))
+    except DatabaseUnavailable as exc:
+        return str(exc)
     finally:
         engine.dispose()
 
@@ -47,14 +36,17 @@ def pg_url(name: str) -> str:
 
 
 def create_pg_database(template: str | None = None) -> str:
+    from yzos_jobs.db.admin import create_database
+
     name = f"yzos_t_{uuid.uuid4().hex[:12]}"
-    clause = f" TEMPLATE {template}" if template else ""
-    _admin_execute(f"CREATE DATABASE {name}{clause}")
+    create_database(PG_ADMIN_URL, name, template)
     return name
 
 
 def drop_pg_database(name: str) -> None:
-    _admin_execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    from yzos_jobs.db.admin import drop_database
+
+    drop_database(PG_ADMIN_URL, name)
 
 
 @contextmanager
