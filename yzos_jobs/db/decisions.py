@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.dialect import is_postgres, pg_rows
+from yzos_jobs.db.dialect import row_source, time_param
 from yzos_jobs.db.models import Decision
 
 D = Decision
@@ -93,48 +93,14 @@ def record_decisions(session: Session, rows: Sequence[DecisionRow], now: datetim
     """Append decisions in the caller's transaction: one statement however many rows."""
     if not rows:
         return 0
-    if is_postgres(session):
-        # A row's fields are exactly the columns: its __dict__ is the JSON object as it is.
-        source, bound = pg_rows(_COLUMNS, [r.__dict__ for r in rows])
-        names = ", ".join(name for name, _ in _COLUMNS)
-        session.connection().execute(
-            text(f"INSERT INTO decisions ({names}, created_at) SELECT {names}, :now FROM {source}"),
-            {**bound, "now": now},
-        )
-    else:
-        _insert_sqlite(session, rows, now)
-    return len(rows)
-
-
-def _insert_sqlite(session: Session, rows: Sequence[DecisionRow], now: datetime) -> None:
-    """SQLite: one prepared INSERT run over the batch by the driver (executemany), the values
-    encoded by the columns' own types, once per batch for the shared timestamp."""
-    conn = session.connection()
-    dialect = conn.dialect
-    encode_verdict = D.__table__.c.verdict.type.dialect_impl(dialect).bind_processor(dialect)
-    encode_time = D.__table__.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
-    at = encode_time(now) if encode_time else now
-    names = [name for name, _ in _COLUMNS]
-    marks = ", ".join("?" for _ in range(len(names) + 1))
-    values = [
-        (
-            r.candidate_id,
-            r.entity_id,
-            r.call_site,
-            r.job_run_id,
-            encode_verdict(r.verdict) if encode_verdict and r.verdict is not None else r.verdict,
-            r.source,
-            r.model,
-            r.prompt_version,
-            r.latency_ms,
-            r.outcome,
-            at,
-        )
-        for r in rows
-    ]
-    conn.exec_driver_sql(
-        f"INSERT INTO decisions ({', '.join(names)}, created_at) VALUES ({marks})", values
+    # A row's fields are exactly the columns: its __dict__ is the JSON object as it is.
+    source, bound = row_source(session, _COLUMNS, [r.__dict__ for r in rows])
+    names = ", ".join(name for name, _ in _COLUMNS)
+    session.connection().execute(
+        text(f"INSERT INTO decisions ({names}, created_at) SELECT {names}, :now FROM {source}"),
+        {**bound, "now": time_param(session, now)},
     )
+    return len(rows)
 
 
 def decisions_of_entity(

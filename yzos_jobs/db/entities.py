@@ -19,20 +19,29 @@ from typing import Any
 from blake3 import blake3
 from sqlalchemy import (
     ColumnElement,
-    bindparam,
+    and_,
     case,
     delete,
     exists,
     func,
     select,
     text,
+    true,
     tuple_,
     update,
 )
 from sqlalchemy.orm import Session, aliased
 
 from yzos_jobs.db.aliases import resolve_aliases
-from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows, upsert_insert
+from yzos_jobs.db.dialect import (
+    by_key_only,
+    chunks,
+    is_postgres,
+    pg_rows,
+    row_source,
+    time_param,
+    upsert_insert,
+)
 from yzos_jobs.db.models import Entity, EntityCandidate, EntityOverride, EntitySighting
 
 EntityKey = tuple[str, str, str]  # (kind, normalized_name, project_key)
@@ -111,35 +120,20 @@ def upsert_entities(
             if not ordered:
                 return refs
     rows = [{name: getattr(d, name) for name, _ in _DRAFT_COLUMNS} for d in ordered]
-    if pg:
-        source, params = pg_rows(_DRAFT_COLUMNS, rows)
-        names = ", ".join(n for n, _ in _DRAFT_COLUMNS)
-        inserted = session.connection().execute(
-            text(
-                f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
-                f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
-                f"FROM {source} WHERE NOT EXISTS (SELECT 1 FROM entity_aliases AS a "
-                "WHERE a.kind = v.kind AND a.normalized_name = v.normalized_name "
-                "AND a.project_key = v.project_key) "
-                "ON CONFLICT (kind, normalized_name, project_key) DO NOTHING "
-                "RETURNING id, kind, normalized_name, project_key"
-            ),
-            {**params, "now": now},
-        )
-    else:
-        stmt = (
-            upsert_insert(session, Entity)
-            .on_conflict_do_nothing(index_elements=["kind", "normalized_name", "project_key"])
-            .returning(Entity.id, Entity.kind, Entity.normalized_name, Entity.project_key)
-        )
-        fixed = {
-            "status": "active",
-            "sighting_count": 0,
-            "classified_at": now,
-            "created_at": now,
-            "updated_at": now,
-        }
-        inserted = session.connection().execute(stmt, [{**r, **fixed} for r in rows])
+    source, params = row_source(session, _DRAFT_COLUMNS, rows)
+    names = ", ".join(n for n, _ in _DRAFT_COLUMNS)
+    inserted = session.connection().execute(
+        text(
+            f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
+            f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
+            f"FROM {source} WHERE NOT EXISTS (SELECT 1 FROM entity_aliases AS a "
+            "WHERE a.kind = v.kind AND a.normalized_name = v.normalized_name "
+            "AND a.project_key = v.project_key) "
+            "ON CONFLICT (kind, normalized_name, project_key) DO NOTHING "
+            "RETURNING id, kind, normalized_name, project_key"
+        ),
+        {**params, "now": time_param(session, now)},
+    )
     for eid, kind, norm, key in inserted:
         refs[(kind, norm, key)] = EntityRef(eid, "active", overridden=False, created=True)
     existing = [d.key for d in ordered if d.key not in refs]
@@ -231,18 +225,26 @@ def link_tasks_to_projects(session: Session, keys: set[str]) -> None:
     keys.discard("")
     if not keys:
         return
+    wanted = sorted(keys)
     project = aliased(Entity)
-    owner = (
-        select(func.min(project.id))
-        .where(project.kind == "project", project.project_key == Entity.project_key)
-        .scalar_subquery()
+    # The repositories' projects, found among the projects (few), not among the repositories'
+    # entities (their tasks, many), and looked up once each, not once per task.
+    projects = (
+        select(project.project_key.label("key"), func.min(project.id).label("id"))
+        .where(project.kind == "project", project.project_key.in_(wanted).is_(true()))
+        .group_by(project.project_key)
+        .cte("projects")
+        .prefix_with("MATERIALIZED")
     )
+    owner = select(projects.c.id).where(projects.c.key == Entity.project_key).scalar_subquery()
+    # The tasks are found through the index of unlinked entities (projects, persons, tasks still
+    # without one), not by kind or repository: those grow with every task, and this runs once
+    # per batch.
     session.execute(
         update(Entity)
         .where(
-            Entity.kind == "task",
             Entity.project_id.is_(None),
-            Entity.project_key.in_(sorted(keys)),
+            and_(Entity.kind == "task", Entity.project_key.in_(wanted)).is_(true()),
         )
         .values(project_id=owner)
         .execution_options(synchronize_session=False)
@@ -254,22 +256,14 @@ def fill_missing_summaries(session: Session, summaries: Mapping[int, str]) -> No
     params = [{"eid": eid, "s": s} for eid, s in sorted(summaries.items())]
     if not params:
         return
-    if is_postgres(session):
-        source, arrays = pg_rows((("eid", "bigint"), ("s", "text")), params)
-        session.connection().execute(
-            text(
-                f"UPDATE entities AS e SET summary = v.s FROM {source} "
-                "WHERE e.id = v.eid AND e.summary IS NULL AND e.status = 'active'"
-            ),
-            arrays,
-        )
-        return
-    stmt = (
-        update(Entity)
-        .where(Entity.id == bindparam("eid"), Entity.summary.is_(None), Entity.status == "active")
-        .values(summary=bindparam("s"))
+    source, bound = row_source(session, (("eid", "bigint"), ("s", "text")), params)
+    unset = by_key_only("e.summary IS NULL AND e.status = 'active'")
+    session.connection().execute(
+        text(
+            f"UPDATE entities AS e SET summary = v.s FROM {source} WHERE e.id = v.eid AND {unset}"
+        ),
+        bound,
     )
-    session.connection().execute(stmt, params)
 
 
 def active_entity_of_kind(session: Session, entity_id: int, kind: str) -> int | None:
@@ -375,9 +369,7 @@ def apps_seen_with(session: Session, ids: Sequence[int]) -> dict[int, str]:
         return {}
     rows = session.execute(
         select(EntityCandidate.entity_id, EntityCandidate.app_bundle_id)
-        .where(
-            EntityCandidate.entity_id.in_(list(ids)), EntityCandidate.app_bundle_id.is_not(None)
-        )
+        .where(EntityCandidate.entity_id.in_(list(ids)), EntityCandidate.app_bundle_id.is_not(None))
         .order_by(EntityCandidate.id.desc())
     )
     seen: dict[int, str] = {}

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, any_, bindparam, func, insert, select, text, update
+from sqlalchemy import ColumnElement, and_, any_, func, select, text, update
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.dialect import chunks, is_postgres, pg_rows
+from yzos_jobs.db.dialect import by_key_only, chunks, is_postgres, row_source, time_param
 from yzos_jobs.db.models import EntityCandidate
-from yzos_jobs.db.types import Json, UTCDateTime
 
 C = EntityCandidate
 
@@ -99,8 +98,28 @@ def insert_candidates(
         }
         for r in rows
     ]
-    session.connection().execute(insert(EntityCandidate), full)
+    source, bound = row_source(session, _NEW_COLUMNS, full)
+    names = ", ".join(name for name, _ in _NEW_COLUMNS)
+    session.connection().execute(
+        text(f"INSERT INTO entity_candidates ({names}) SELECT {names} FROM {source}"), bound
+    )
     return len(full)
+
+
+_NEW_COLUMNS = (
+    ("raw_text", "text"),
+    ("suggested_kind", "text"),
+    ("source_kind", "text"),
+    ("source_id", "text"),
+    ("app_bundle_id", "text"),
+    ("surrounding_text", "text"),
+    ("status", "text"),
+    ("attempts", "int"),
+    ("created_at", "timestamptz"),
+    ("updated_at", "timestamptz"),
+    ("project_path", "text"),
+    ("source_line", "int"),
+)
 
 
 def claim_batch(
@@ -128,9 +147,7 @@ def claim_batch(
     # PostgreSQL plans `id IN (subquery)` as a hash join over the whole queue; `id = ANY(ARRAY(
     # subquery))` looks the claimed rows up by primary key, however long the queue is.
     picked = (
-        C.id == any_(func.array(ids.scalar_subquery()))
-        if is_postgres(session)
-        else C.id.in_(ids)
+        C.id == any_(func.array(ids.scalar_subquery())) if is_postgres(session) else C.id.in_(ids)
     )
     stmt = (
         update(C)
@@ -209,15 +226,13 @@ def lock_owned(session: Session, owner: str, ids: Sequence[int], now: datetime) 
                 {"ids": list(ids), "owner": owner},
             )
         )
+    # SQLite: this transaction began IMMEDIATE and holds the only write lock until it ends, so
+    # reading the rows is as good as locking them.
     owned: set[int] = set()
     for chunk in chunks(ids):
-        stmt = (
-            update(C)
-            .where(C.id.in_(chunk), _owned(owner))
-            .values(updated_at=now)
-            .returning(C.id)
+        owned.update(
+            session.connection().scalars(select(C.id).where(C.id.in_(chunk), _owned(owner)))
         )
-        owned.update(session.connection().scalars(stmt))
     return owned
 
 
@@ -235,44 +250,22 @@ def finish_candidates(
     if not rows:
         return 0
     params = [{"cid": r.id, "eid": r.entity_id, "v": r.verdict, "reason": r.reason} for r in rows]
-    if is_postgres(session):
-        return _finish_pg(session, owner, status, params, now)
-    stmt = (
-        update(C)
-        .where(C.id == bindparam("cid"), _owned(owner))
-        .values(
-            status=status,
-            entity_id=bindparam("eid"),
-            verdict=bindparam("v", type_=Json),
-            reject_reason=bindparam("reason"),
-            decided_at=bindparam("now", type_=UTCDateTime()),
-            updated_at=bindparam("now", type_=UTCDateTime()),
-            claimed_by=None,
-            lease_until=None,
-        )
-    )
-    result = session.connection().execute(stmt, [{**p, "now": now} for p in params])
-    return int(result.rowcount or 0)
-
-
-_FINISH_COLUMNS = (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb"), ("reason", "text"))
-
-
-def _finish_pg(
-    session: Session, owner: str, status: str, params: list[dict[str, Any]], now: datetime
-) -> int:
-    """PostgreSQL: one statement for the whole batch, whatever its size."""
-    source, bound = pg_rows(_FINISH_COLUMNS, params)
+    # One statement for the whole batch, whatever its size, on both backends.
+    source, bound = row_source(session, _FINISH_COLUMNS, params)
+    owned = by_key_only("c.status = 'claimed' AND c.claimed_by = :owner")
     result = session.connection().execute(
         text(
             "UPDATE entity_candidates AS c SET status = :status, entity_id = v.eid, "
             "verdict = v.v, reject_reason = v.reason, decided_at = :now, updated_at = :now, "
             f"claimed_by = NULL, lease_until = NULL FROM {source} "
-            "WHERE c.id = v.cid AND c.status = 'claimed' AND c.claimed_by = :owner"
+            f"WHERE c.id = v.cid AND {owned}"
         ),
-        {**bound, "status": status, "now": now, "owner": owner},
+        {**bound, "status": status, "now": time_param(session, now), "owner": owner},
     )
     return int(result.rowcount or 0)
+
+
+_FINISH_COLUMNS = (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb"), ("reason", "text"))
 
 
 def count_by_status(session: Session) -> dict[str, int]:

@@ -10,12 +10,11 @@ from datetime import datetime
 from typing import Any
 
 from blake3 import blake3
-from sqlalchemy import bindparam, case, delete, func, select, text, update
+from sqlalchemy import delete, func, select, text, update
 from sqlalchemy.orm import Session, aliased
 
-from yzos_jobs.db.dialect import is_postgres, pg_rows, upsert_insert
+from yzos_jobs.db.dialect import is_postgres, pg_rows, row_source
 from yzos_jobs.db.models import Entity, EntitySighting
-from yzos_jobs.db.types import UTCDateTime
 
 
 def fingerprint(source_id: str, summary: str | None) -> str:
@@ -60,19 +59,7 @@ def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
     ]
     if is_postgres(session):
         return _insert_and_count_pg(session, rows)
-    stmt = (
-        upsert_insert(session, EntitySighting)
-        .on_conflict_do_nothing(
-            index_elements=["entity_id", "source_kind", "source_id", "fingerprint"]
-        )
-        .returning(EntitySighting.entity_id, EntitySighting.seen_at)
-    )
-    inserted: dict[int, list[datetime]] = defaultdict(list)
-    # A list of parameter sets: SQLAlchemy batches it into multi-row VALUES ("insertmanyvalues").
-    for entity_id, seen_at in session.connection().execute(stmt, rows):
-        inserted[entity_id].append(seen_at)
-    _count_sightings(session, inserted)
-    return sum(len(v) for v in inserted.values())
+    return _insert_and_count_sqlite(session, rows)
 
 
 _SIGHTING_COLUMNS = (
@@ -106,31 +93,43 @@ def _insert_and_count_pg(session: Session, rows: list[dict[str, Any]]) -> int:
     return int(session.connection().execute(sql, params).scalar_one())
 
 
-def _count_sightings(session: Session, inserted: dict[int, list[datetime]]) -> None:
+def _insert_and_count_sqlite(session: Session, rows: list[dict[str, Any]]) -> int:
+    """SQLite: insert the batch, then move its entities' counts and first/last seen by the rows
+    really inserted (timestamps are stored as text that sorts in time order)."""
+    source, params = row_source(session, _SIGHTING_COLUMNS, rows)
+    names = ", ".join(n for n, _ in _SIGHTING_COLUMNS)
+    inserted: dict[int, list[str]] = defaultdict(list)
+    for entity_id, seen_at in session.connection().execute(
+        text(
+            f"INSERT INTO entity_sightings ({names}) SELECT {names} FROM {source} WHERE true "
+            "ON CONFLICT (entity_id, source_kind, source_id, fingerprint) DO NOTHING "
+            "RETURNING entity_id, seen_at"
+        ),
+        params,
+    ):
+        inserted[entity_id].append(seen_at)
     if not inserted:
-        return
-    first = bindparam("first_seen", type_=UTCDateTime())
-    last = bindparam("last_seen", type_=UTCDateTime())
-    stmt = (
-        update(Entity)
-        .where(Entity.id == bindparam("eid"))
-        .values(
-            sighting_count=Entity.sighting_count + bindparam("n"),
-            first_seen_at=case(
-                (Entity.first_seen_at.is_(None) | (Entity.first_seen_at > first), first),
-                else_=Entity.first_seen_at,
-            ),
-            last_seen_at=case(
-                (Entity.last_seen_at.is_(None) | (Entity.last_seen_at < last), last),
-                else_=Entity.last_seen_at,
-            ),
-        )
-    )
-    params = [
+        return 0
+    counts = [
         {"eid": eid, "n": len(times), "first_seen": min(times), "last_seen": max(times)}
         for eid, times in sorted(inserted.items())
     ]
-    session.connection().execute(stmt, params)
+    source, params = row_source(session, _COUNT_COLUMNS, counts)
+    session.connection().execute(
+        text(
+            "UPDATE entities AS e SET sighting_count = e.sighting_count + v.n, "
+            "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > v.first_seen "
+            "THEN v.first_seen ELSE e.first_seen_at END, "
+            "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < v.last_seen "
+            f"THEN v.last_seen ELSE e.last_seen_at END FROM {source} WHERE e.id = v.eid"
+        ),
+        params,
+    )
+    return sum(len(v) for v in inserted.values())
+
+
+# Timestamps already as SQLite stores them ("text"): they come back so from RETURNING.
+_COUNT_COLUMNS = (("eid", "bigint"), ("n", "int"), ("first_seen", "text"), ("last_seen", "text"))
 
 
 def move_sightings(session: Session, from_entity: int, to_entity: int) -> None:

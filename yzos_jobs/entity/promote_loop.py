@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from yzos_jobs.db import queue
 from yzos_jobs.db.dialect import PlannerStatsKeeper
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.engine import has_concurrent_writers, transaction
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.decisions import FailurePolicy
 from yzos_jobs.entity.updater import (
@@ -92,8 +92,8 @@ def promote_pending(
     with transaction(ctx.sessions) as s:
         planner = PlannerStatsKeeper(s, "entities")
 
-    def collect(done: Future[PromoteStats]) -> None:
-        stats = done.result()
+    def collect(done: Future[PromoteStats] | PromoteStats) -> None:
+        stats = done.result() if isinstance(done, Future) else done
         run.stats.add(stats)
         if stats.promoted:
             with transaction(ctx.sessions) as s:
@@ -103,6 +103,9 @@ def promote_pending(
     # Without a model nothing but the database bounds a batch: the job picks its own size.
     size = max(cfg.batch_size, DRY_RUN_BATCH) if dry_run else cfg.batch_size
     judging: deque[Future[JudgedBatch]] = deque()
+    # SQLite takes one writer at a time: a write beside the next claim only makes one of them
+    # wait on the lock (and its busy handler sleeps in steps up to 100 ms), so write in turn.
+    serial_writes = not has_concurrent_writers(ctx.sessions)
     exhausted = False
     with (
         _hand_back_on_error(ctx),
@@ -124,7 +127,11 @@ def promote_pending(
             run.usage += judged.usage
             if writing is not None:
                 collect(writing)
-            writing = writer.submit(write_decisions, ctx, judged, call_site)
+                writing = None
+            if serial_writes:
+                collect(write_decisions(ctx, judged, call_site))
+            else:
+                writing = writer.submit(write_decisions, ctx, judged, call_site)
         if writing is not None:
             collect(writing)
     return run

@@ -34,7 +34,7 @@ from yzos_jobs.importers.aider_history import (
     read_sessions,
 )
 from yzos_jobs.importers.base import FileImporter, OpenedFile, head_hash
-from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.reading import LinesBefore, Position
 from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.sessions import ClosedSession, segment_of
 
@@ -72,8 +72,9 @@ class AiderImporter(FileImporter):
         file_root = FileRoot(path)
         batch: list[AiderSession] = []
         resume_at, found = now.size, False
-        lines = self.lines(opened, opened.start, keep_unfinished=True)
-        for session in read_sessions(lines, path, opened.start, self.stats.error):
+        before = LinesBefore(path, opened.start)
+        lines = self.numbered_lines(opened, before, keep_unfinished=True)
+        for session in read_sessions(lines, before, path, self.stats.error):
             found = True
             if not session.closed:
                 resume_at = session.offset  # later text continues it: read it again next time

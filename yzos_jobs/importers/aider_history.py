@@ -40,7 +40,7 @@ from blake3 import blake3
 from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.base import parse_timestamp
-from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.reading import Line, LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import ImportRecordError
 from yzos_jobs.importers.sessions import (
     ClosedSession,
@@ -215,6 +215,15 @@ class AiderSession:
 
     # --- lines -----------------------------------------------------------------------------
 
+    def continues_reply(self) -> bool:
+        """A plain line (see _PLAIN_START) here changes nothing: no message is open, the
+        identity bytes are complete, and it continues the assistant's reply or aider's output."""
+        return (
+            not self._message
+            and self._identity_done
+            and (self._tool_before or self._previous == "assistant")
+        )
+
     def add_line(self, line: int, at: int, raw: bytes) -> None:
         """One line of the session (not its header): `line` counted like the header's, `at`
         its byte offset in the file."""
@@ -336,44 +345,54 @@ def texts_first(text: str) -> str:
     return next((line for line in text.splitlines() if line.strip()), "")
 
 
+# First bytes of a line that can only be the assistant's text: printable ASCII that starts no
+# user line (`#`), no aider output (`>`, `_` in the first versions) and no blank line.
+_PLAIN_START = frozenset(range(0x21, 0x7F)) - {ord("#"), ord(">"), ord("_")}
+
+
 def read_sessions(
-    lines: Iterable[tuple[Position, int, bytes | None]],
+    lines: Iterable[Line],
+    before: LinesBefore,
     path: Path,
-    start: int,
     report: Callable[[ImportRecordError], None],
 ) -> Iterator[AiderSession]:
-    """Sessions in `lines` (read from byte offset `start`), each finished: with its end offset,
-    whether a later header closed it, and the next header's time. Lines are decoded leniently
-    (CRLF and invalid UTF-8 are fine). A header whose date is impossible is reported, and the
-    lines up to the next header belong to no session; lines before the first header belong to
-    no session."""
+    """Sessions in `lines` (read from byte offset `before.offset`, numbered from there), each
+    finished: with its end offset, whether a later header closed it, and the next header's
+    time. Lines are decoded leniently (CRLF and invalid UTF-8 are fine). A header whose date is
+    impossible is reported, and the lines up to the next header belong to no session; lines
+    before the first header belong to no session."""
     current: AiderSession | None = None
-    offset = start
-    for where, end, raw in lines:
+    offset = before.offset
+    for line_no, end, raw in lines:
         line_start, offset = offset, end
         if raw is None:
             continue  # a line past the length bound, already reported
-        header = HEADER.match(raw)
-        if header:
-            started: datetime | None
-            try:
-                started = parse_timestamp(header.group(2).decode(), where)
-            except ImportRecordError as err:
-                report(err)
-                started = None
-            if current is not None:
-                current.finish(line_start, started, closed=True)
-                yield current
-            current = None
-            if started is None:
-                continue
-            current = AiderSession(
-                path, line_start, where.line, where, started, header.group(1) == b"A"
-            )
-            current._identity += raw.removeprefix(_BOM)
-            continue
         if current is not None:
-            current.add_line(where.line, line_start, raw)
+            if raw[0] in _PLAIN_START and current.continues_reply():
+                continue  # most lines: more of the reply under way, nothing to note
+            if raw[0] != 0x23 and raw[0] != 0xEF:  # neither "#" nor a BOM: not a header
+                current.add_line(line_no, line_start, raw)
+                continue
+        header = HEADER.match(raw)
+        if header is None:
+            if current is not None:
+                current.add_line(line_no, line_start, raw)
+            continue
+        where = Position(before, line_no)
+        started: datetime | None
+        try:
+            started = parse_timestamp(header.group(2).decode(), where)
+        except ImportRecordError as err:
+            report(err)
+            started = None
+        if current is not None:
+            current.finish(line_start, started, closed=True)
+            yield current
+        current = None
+        if started is None:
+            continue
+        current = AiderSession(path, line_start, line_no, where, started, header.group(1) == b"A")
+        current._identity += raw.removeprefix(_BOM)
     if current is not None:
         current.finish(offset, None, closed=False)
         yield current
@@ -394,13 +413,8 @@ class FileRoot:
             self._done = True
             before = LinesBefore(self.path, 0)
             with open_regular(self.path) as fh:
-                lines = (
-                    (Position(before, n), end, raw)
-                    for n, end, raw in read_lines(
-                        fh, 0, keep_unfinished=True, on_long_line=lambda n: None
-                    )
-                )
-                for session in read_sessions(lines, self.path, 0, lambda err: None):
+                lines = read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
+                for session in read_sessions(lines, before, self.path, lambda err: None):
                     shown = session.repository.shown()
                     if shown is not None and session.repository.at_history_root:
                         self._found = shown
@@ -435,11 +449,8 @@ def history_sessions(path: Path) -> list[ClosedSession]:
     file_root = FileRoot(path)
     with open_regular(path) as fh:
         mtime = datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, UTC)
-        lines = (
-            (Position(before, n), end, raw)
-            for n, end, raw in read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
-        )
+        lines = read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
         return [
             closed_session(s, 0, s.repository.root(path, file_root), mtime)
-            for s in read_sessions(lines, path, 0, lambda err: None)
+            for s in read_sessions(lines, before, path, lambda err: None)
         ]

@@ -30,7 +30,13 @@ from yzos_jobs.db.triage import queue_triage
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.files import describe, find_regular_files, open_regular
 from yzos_jobs.importers.batches import Write, write_batch, write_each
-from yzos_jobs.importers.reading import MAX_LINE_BYTES, LinesBefore, Position, read_lines
+from yzos_jobs.importers.reading import (
+    MAX_LINE_BYTES,
+    Line,
+    LinesBefore,
+    Position,
+    read_lines,
+)
 from yzos_jobs.importers.records import (
     ImportPathError,
     ImportRecordError,
@@ -47,6 +53,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 HEAD_BYTES = 4096
+PROGRESS_STEP = 1 << 18  # bytes read between progress updates
 # What a bad value raises while a record is turned into rows (untrusted data: a field of an
 # unexpected type, an object nested past the recursion limit, a number too big for a date).
 PARSE_ERRORS = (
@@ -211,18 +218,34 @@ class FileImporter:
         """The file's lines from `start` (see reading.read_lines) with their positions, counted
         as progress; a line past the length bound is reported here and comes with None."""
         before = LinesBefore(opened.path, start)
+        for line_no, end, raw in self.numbered_lines(
+            opened, before, keep_unfinished=keep_unfinished
+        ):
+            yield Position(before, line_no), end, raw
+
+    def numbered_lines(
+        self, opened: OpenedFile, before: LinesBefore, *, keep_unfinished: bool
+    ) -> Iterator[Line]:
+        """As `lines`, numbered from `before.offset` without a Position each (a reader that
+        names few lines makes its own); progress is counted in steps, not line by line."""
 
         def long_line(line_no: int) -> None:
             message = f"line longer than {MAX_LINE_BYTES} bytes"
             self.stats.error(ImportRecordError(Position(before, line_no), message))
 
-        last = start
-        with open_regular(opened.path) as fh:
-            lines = read_lines(fh, start, keep_unfinished=keep_unfinished, on_long_line=long_line)
-            for line_no, end, raw in lines:
-                self.advance(end - last)
-                last = end
-                yield Position(before, line_no), end, raw
+        counted = last = before.offset
+        try:
+            with open_regular(opened.path) as fh:
+                for line in read_lines(
+                    fh, before.offset, keep_unfinished=keep_unfinished, on_long_line=long_line
+                ):
+                    last = line[1]
+                    if last - counted >= PROGRESS_STEP:
+                        self.advance(last - counted)
+                        counted = last
+                    yield line
+        finally:  # also when the reader stops early: what it was given is counted
+            self.advance(last - counted)
 
     def advance(self, n: int) -> None:
         self.stats.bytes_read += n
