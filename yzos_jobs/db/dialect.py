@@ -52,8 +52,7 @@ def pg_rows(
     parameter (encoded by orjson, datetimes included, in C) and a short statement that parses
     and plans once, however many rows."""
     names = [name for name, _ in columns]
-    exact = bool(rows) and len(rows[0]) == len(names) and all(n in rows[0] for n in names)
-    shaped = rows if exact else [{n: row[n] for n in names} for row in rows]
+    shaped = rows if _exactly(rows, names) else [{n: row[n] for n in names} for row in rows]
     payload = orjson.dumps(shaped).decode()
     shape = ", ".join(f"{name} {sqltype}" for name, sqltype in columns)
     return f"jsonb_to_recordset(CAST(:rows AS jsonb)) AS v({shape})", {"rows": payload}
@@ -69,13 +68,16 @@ def row_source(
         return pg_rows(columns, rows)
     names = [name for name, _ in columns]
     times = [name for name, sqltype in columns if sqltype == "timestamptz"]
-    shaped = []
-    for row in rows:
-        values = {name: row[name] for name in names}
-        for name in times:
-            if values[name] is not None:
-                values[name] = sqlite_time(values[name])
-        shaped.append(values)
+    shaped: Sequence[Mapping[str, Any]] = rows
+    if times or not _exactly(rows, names):
+        written: dict[datetime, str] = {}  # a batch's rows mostly share a few timestamps
+        shaped = []
+        for row in rows:
+            values = {name: row[name] for name in names}
+            for name in times:
+                if (at := values[name]) is not None:
+                    values[name] = written.get(at) or written.setdefault(at, sqlite_time(at))
+            shaped.append(values)
     fields = ", ".join(f"json_extract(value, '$.{name}') AS {name}" for name in names)
     payload = orjson.dumps(shaped).decode()
     return f"(SELECT {fields} FROM json_each(:rows)) AS v", {"rows": payload}
@@ -98,8 +100,13 @@ def time_param(session: Session, value: datetime) -> datetime | str:
 
 def sqlite_time(value: datetime) -> str:
     if value.tzinfo is not None:
-        value = value.astimezone(UTC)
-    return f"{value:%Y-%m-%d %H:%M:%S.%f}"
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value.isoformat(" ", "microseconds")
+
+
+def _exactly(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> bool:
+    """The rows hold exactly these fields (their first row tells): they can go as they are."""
+    return bool(rows) and len(rows[0]) == len(names) and all(n in rows[0] for n in names)
 
 
 class PlannerStatsKeeper:

@@ -26,7 +26,7 @@ _PLACEHOLDER = re.compile(
     re.VERBOSE,
 )
 _HEX_BLOB = re.compile(r"^(0x)?[0-9a-f]{16,}$", re.IGNORECASE)
-_HEX_RUN = re.compile(r"[0-9a-f]{32,}", re.IGNORECASE)
+_HEX_RUN = re.compile(r"[0-9a-fA-F]{32,}")  # both cases spelt out: IGNORECASE is slower
 _WIN_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 _STACK_LINE = re.compile(
     r'^\s*(File ".*", line \d+|at [\w.$<>]+\(.*\)|Traceback \(most recent)', re.M
@@ -102,8 +102,18 @@ def is_meaningful_summary(text: str | None) -> bool:
         return False  # a JSON or literal dump
     if _STACK_LINE.search(t) or (_HEX_RUN.search(t) and len(_HEX_RUN.sub("", t).strip()) < 8):
         return False
-    letters = sum(map(str.isalpha, t))
-    return letters >= max(2, len(t) // 5)
+    return _letters(t) >= max(2, len(t) // 5)
+
+
+_ASCII_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1))
+
+
+def _letters(text: str) -> int:
+    """How many characters are letters (str.isalpha), counted in C for ASCII text."""
+    if text.isascii():
+        raw = text.encode("ascii")
+        return len(raw) - len(raw.translate(None, _ASCII_LETTERS))
+    return sum(map(str.isalpha, text))
 
 
 def _segments(path: str) -> list[str]:

@@ -44,9 +44,9 @@ from yzos_jobs.importers.records import (
     Unit,
     Written,
 )
+from yzos_jobs.importers.session_end import SessionEnd
 from yzos_jobs.importers.sessions import ClosedSession
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.supply.pipeline import apply_entities
 from yzos_jobs.text import shown
 
 T = TypeVar("T")
@@ -147,10 +147,6 @@ def parse_json_object(raw: bytes, where: str | Position) -> dict[str, Any]:
     return obj
 
 
-# Ended sessions whose candidates are promoted together at session end (see after_sessions).
-ENDED_SESSIONS_PER_PROMOTE = 1000
-
-
 class FileImporter:
     """Imports files named directly or found below directories by `PATTERN`; `NAME` keys its
     importer_seen and importer_files rows."""
@@ -166,11 +162,15 @@ class FileImporter:
         self.stats = ImportStats()
         # With a model, closed coding sessions are triaged (their candidates held meanwhile).
         self.triage = ctx.classifier.active_model_id() is not None
-        self._ended: list[str] = []  # committed sessions whose inline promote is still due
+        self.session_end = SessionEnd(ctx)
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
-        self.import_each(self._expand(paths))
-        self._promote_ended()  # if the import failed, entity_promote takes them
+        try:
+            self.import_each(self._expand(paths))
+            self.session_end.finish()  # if the import failed, entity_promote takes the rest
+        finally:
+            self.session_end.close()
+            self.stats.promoted += self.session_end.promoted
         return self.stats
 
     def import_each(self, files: list[Path]) -> None:
@@ -338,15 +338,5 @@ class FileImporter:
         return written
 
     def after_sessions(self, written: Written) -> None:
-        """Without a model: the session end promotes the ended sessions' candidates inline, a
-        few batches' worth at a time (one promote per committed batch of a hundred sessions
-        would spend more on the rounds than on the candidates). Until then they are pending in
-        the database: a run that dies before leaves them to `entity_promote`."""
-        self._ended.extend(written.ended)
-        if len(self._ended) >= ENDED_SESSIONS_PER_PROMOTE:
-            self._promote_ended()
-
-    def _promote_ended(self) -> None:
-        if self._ended:
-            ended, self._ended = self._ended, []
-            self.stats.promoted += apply_entities(self.ctx, ended).promoted
+        """Without a model: the ended sessions' candidates are promoted (see SessionEnd)."""
+        self.session_end.ended(written.ended)
