@@ -450,8 +450,9 @@ def status_cmd(app: AppContext, as_json: bool, check: bool) -> None:
     """Queue depth, entity counts, the last run of each job, daemons seen recently."""
     from yzos_jobs.status import collect_status, render_status
 
-    with app.session_factory() as session:
-        report = collect_status(session, app.settings)
+    # A connection, not an ORM session: a status check loads no models (see db/overview.py).
+    with app.ready_engine().connect() as conn:
+        report = collect_status(conn, app.settings)
     click.echo(json.dumps(report, indent=2) if as_json else render_status(report))
     if check:
         for problem in report["problems"]:

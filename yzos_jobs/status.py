@@ -5,12 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection
 
 from yzos_jobs.config import Settings
-from yzos_jobs.db import runs
-from yzos_jobs.db.entities import count_by_kind_and_status
-from yzos_jobs.db.queue import count_by_status
+from yzos_jobs.db import overview
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.kinds import ENTITY_KINDS
 
@@ -36,9 +34,9 @@ def fallback_share(stats: dict[str, Any]) -> float | None:
     return by_fallback / decided
 
 
-def _fallback_problem(session: Session, settings: Settings) -> str | None:
+def _fallback_problem(conn: Connection, settings: Settings) -> str | None:
     """The last promote run that decided anything: did the fallback decide too much of it?"""
-    for run in runs.recent_runs(session, "entity_promote", 50):
+    for run in overview.recent_runs(conn, "entity_promote", 50):
         share = fallback_share(run.stats or {}) if run.status == "succeeded" else None
         if share is None:
             continue
@@ -53,12 +51,12 @@ def _fallback_problem(session: Session, settings: Settings) -> str | None:
     return None
 
 
-def collect_status(session: Session, settings: Settings) -> dict[str, Any]:
+def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     now = utcnow()
-    entities = count_by_kind_and_status(session)
+    entities = overview.count_by_kind_and_status(conn)
     jobs: dict[str, Any] = {}
     problems: list[str] = []
-    for name, run in sorted(runs.last_runs(session).items()):
+    for name, run in sorted(overview.last_runs(conn).items()):
         age = now - run.started_at
         overdue = run.status != "running" and age > _allowed_age(settings, name)
         jobs[name] = {
@@ -75,15 +73,15 @@ def collect_status(session: Session, settings: Settings) -> dict[str, Any]:
             problems.append(f"{name}: last run failed: {run.error}")
         elif overdue:
             problems.append(f"{name}: overdue (last run {int(age.total_seconds())} s ago)")
-    if (fallback := _fallback_problem(session, settings)) is not None:
+    if (fallback := _fallback_problem(conn, settings)) is not None:
         problems.append(fallback)
     return {
-        "candidates": count_by_status(session),
+        "candidates": overview.count_by_status(conn),
         "entities": entities,
         "jobs": jobs,
         "daemons": [
             {"owner": owner, "last_run": at.isoformat()}
-            for owner, at in runs.recent_owners(session, now - RECENT)
+            for owner, at in overview.recent_owners(conn, now - RECENT)
         ],
         "problems": problems,
     }

@@ -5,12 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:  # the ORM is loaded by the commands that use sessions, not by `status`
+    from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import normalize_database_url
 
@@ -74,6 +76,8 @@ def check_connection(engine: Engine) -> None:
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
+    from sqlalchemy.orm import sessionmaker
+
     return sessionmaker(engine, expire_on_commit=False)
 
 

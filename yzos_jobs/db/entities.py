@@ -472,15 +472,6 @@ def archive_entity(
     return True
 
 
-def count_by_kind_and_status(session: Session) -> dict[str, dict[str, int]]:
-    counts: dict[str, dict[str, int]] = {}
-    for kind, status, n in session.execute(
-        select(Entity.kind, Entity.status, func.count()).group_by(Entity.kind, Entity.status)
-    ):
-        counts.setdefault(status, {})[kind] = int(n)
-    return counts
-
-
 # -- the writes of corrections and merges ----------------------------------------------------
 
 

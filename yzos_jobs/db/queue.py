@@ -268,11 +268,6 @@ def finish_candidates(
 _FINISH_COLUMNS = (("cid", "bigint"), ("eid", "bigint"), ("v", "jsonb"), ("reason", "text"))
 
 
-def count_by_status(session: Session) -> dict[str, int]:
-    rows = session.execute(select(C.status, func.count()).group_by(C.status))
-    return {status: int(n) for status, n in rows}
-
-
 def relink_candidates(session: Session, from_entity: int, to_entity: int) -> int:
     """A merge: candidates that named the source entity name the target."""
     result = session.connection().execute(

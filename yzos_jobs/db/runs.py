@@ -4,28 +4,14 @@ died is marked failed when the lease runs out, so a later attempt may take the s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import upsert_insert
 from yzos_jobs.db.models import JobRun
-
-
-@dataclass(frozen=True)
-class RunRow:
-    id: int
-    job_name: str
-    slot: str
-    status: str
-    owner: str
-    started_at: datetime
-    finished_at: datetime | None
-    stats: dict[str, Any] | None
-    error: str | None
 
 
 def expire_dead_runs(session: Session, now: datetime) -> int:
@@ -114,52 +100,3 @@ def prune_runs(session: Session, older_than: datetime) -> int:
         delete(JobRun).where(JobRun.status != "running", JobRun.started_at < older_than)
     )
     return int(result.rowcount or 0)
-
-
-_ROW_COLUMNS = (
-    JobRun.id,
-    JobRun.job_name,
-    JobRun.slot,
-    JobRun.status,
-    JobRun.owner,
-    JobRun.started_at,
-    JobRun.finished_at,
-    JobRun.stats,
-    JobRun.error,
-)
-
-
-def last_runs(session: Session) -> dict[str, RunRow]:
-    """The latest run of each job."""
-    latest = (
-        select(JobRun.job_name, func.max(JobRun.started_at).label("at"))
-        .group_by(JobRun.job_name)
-        .subquery()
-    )
-    rows = session.execute(
-        select(*_ROW_COLUMNS).join(
-            latest, (JobRun.job_name == latest.c.job_name) & (JobRun.started_at == latest.c.at)
-        )
-    )
-    return {r.job_name: r for r in (RunRow(*row) for row in rows)}
-
-
-def recent_owners(session: Session, since: datetime) -> list[tuple[str, datetime]]:
-    rows = session.execute(
-        select(JobRun.owner, func.max(JobRun.started_at))
-        .where(JobRun.started_at >= since)
-        .group_by(JobRun.owner)
-        .order_by(JobRun.owner)
-    )
-    return [(owner, at) for owner, at in rows]
-
-
-def recent_runs(session: Session, job_name: str, limit: int) -> list[RunRow]:
-    """The job's latest runs, newest first."""
-    rows = session.execute(
-        select(*_ROW_COLUMNS)
-        .where(JobRun.job_name == job_name)
-        .order_by(JobRun.started_at.desc())
-        .limit(limit)
-    )
-    return [RunRow(*row) for row in rows]

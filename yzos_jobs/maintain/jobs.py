@@ -11,7 +11,8 @@ from typing import Any
 
 from yzos_jobs.db.decisions import delete_decisions_before
 from yzos_jobs.db.engine import transaction
-from yzos_jobs.db.queue import count_by_status, reclaim_expired
+from yzos_jobs.db.overview import count_by_status
+from yzos_jobs.db.queue import reclaim_expired
 from yzos_jobs.db.runs import prune_runs
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.db.verdict_cache import delete_expired_verdicts
@@ -37,7 +38,7 @@ def run_entity_promote(ctx: JobContext) -> JobStats:
     triaged = run_triage(ctx)
     if ctx.total is not None:
         with ctx.sessions() as s:
-            ctx.total(count_by_status(s).get("pending", 0))
+            ctx.total(count_by_status(s.connection()).get("pending", 0))
     run = promote_pending(
         ctx, "fallback", max_attempts=ctx.settings.jobs.entity_promote.max_attempts
     )

@@ -1,0 +1,98 @@
+"""The reads behind `yzos-jobs status`: counts of candidates and entities, the last runs of each
+job, the daemons seen. Over plain Core table clauses naming only the columns read, so a status
+check loads neither the ORM nor the models (`tests/unit/test_overview.py` keeps these names
+those of the models)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, column, func, select, table
+
+from yzos_jobs.db.types import Json, UTCDateTime
+
+CANDIDATES = table("entity_candidates", column("status"))
+ENTITIES = table("entities", column("kind"), column("status"))
+JOB_RUNS = table(
+    "job_runs",
+    column("id"),
+    column("job_name"),
+    column("slot"),
+    column("status"),
+    column("owner"),
+    column("started_at", UTCDateTime()),
+    column("finished_at", UTCDateTime()),
+    column("stats", Json()),
+    column("error"),
+)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    job_name: str
+    slot: str
+    status: str
+    owner: str
+    started_at: datetime
+    finished_at: datetime | None
+    stats: dict[str, Any] | None
+    error: str | None
+
+
+_RUN_COLUMNS = tuple(JOB_RUNS.c[name] for name in RunRow.__dataclass_fields__)
+
+
+def count_by_status(conn: Connection) -> dict[str, int]:
+    """Candidates by status."""
+    rows = conn.execute(select(CANDIDATES.c.status, func.count()).group_by(CANDIDATES.c.status))
+    return {status: int(n) for status, n in rows}
+
+
+def count_by_kind_and_status(conn: Connection) -> dict[str, dict[str, int]]:
+    """Entities by status, then kind."""
+    counts: dict[str, dict[str, int]] = {}
+    e = ENTITIES.c
+    for kind, status, n in conn.execute(
+        select(e.kind, e.status, func.count()).group_by(e.kind, e.status)
+    ):
+        counts.setdefault(status, {})[kind] = int(n)
+    return counts
+
+
+def last_runs(conn: Connection) -> dict[str, RunRow]:
+    """The latest run of each job."""
+    r = JOB_RUNS.c
+    latest = select(r.job_name, func.max(r.started_at).label("at")).group_by(r.job_name).subquery()
+    rows = conn.execute(
+        select(*_RUN_COLUMNS).join(
+            latest, (r.job_name == latest.c.job_name) & (r.started_at == latest.c.at)
+        )
+    )
+    return {run.job_name: run for run in (RunRow(*row) for row in rows)}
+
+
+def recent_owners(conn: Connection, since: datetime) -> list[tuple[str, datetime]]:
+    """Each owner that started a run since then, with its latest start."""
+    r = JOB_RUNS.c
+    rows = conn.execute(
+        select(r.owner, func.max(r.started_at))
+        .where(r.started_at >= since)
+        .group_by(r.owner)
+        .order_by(r.owner)
+    )
+    return [(owner, at) for owner, at in rows]
+
+
+def recent_runs(conn: Connection, job_name: str, limit: int) -> list[RunRow]:
+    """The job's latest runs, newest first."""
+    r = JOB_RUNS.c
+    rows = conn.execute(
+        select(*_RUN_COLUMNS)
+        .where(r.job_name == job_name)
+        .order_by(r.started_at.desc())
+        .limit(limit)
+    )
+    return [RunRow(*row) for row in rows]
