@@ -445,6 +445,61 @@ def keep_entity(
     return bool(result.rowcount)
 
 
+@dataclass(frozen=True)
+class KeptEntity:
+    """A re-judgement that keeps an entity as the kind it is."""
+
+    entity_id: int
+    rejudged: Rejudged
+    okf: dict[str, Any]
+    summary: str | None = None  # a fresh summary, if any
+
+
+_KEEP_COLUMNS = (
+    ("eid", "bigint"),
+    ("source", "text"),
+    ("model", "text"),
+    ("confidence", "float8"),
+    ("at", "timestamptz"),
+    ("okf", "jsonb"),
+    ("summary", "text"),
+)
+
+
+def keep_entities(session: Session, kept: Sequence[KeptEntity]) -> set[int]:
+    """`keep_entity` for a batch, in one statement: the ids of those kept (still active and not
+    corrected by a user)."""
+    if not kept:
+        return set()
+    rows = [
+        {
+            "eid": k.entity_id,
+            "source": k.rejudged.verdict_source,
+            "model": k.rejudged.classified_model,
+            "confidence": k.rejudged.confidence,
+            "at": k.rejudged.classified_at,
+            "okf": k.okf,
+            "summary": k.summary,
+        }
+        for k in kept
+    ]
+    source, bound = row_source(session, _KEEP_COLUMNS, rows)
+    open_to_jobs = by_key_only(
+        "e.status = 'active' AND NOT EXISTS (SELECT 1 FROM entity_overrides AS o "
+        "WHERE o.entity_id = e.id AND o.set_by = :user)"
+    )
+    result = session.connection().execute(
+        text(
+            "UPDATE entities AS e SET verdict_source = v.source, classified_model = v.model, "
+            "confidence = v.confidence, classified_at = v.at, updated_at = v.at, okf = v.okf, "
+            f"summary = coalesce(v.summary, e.summary) FROM {source} "
+            f"WHERE e.id = v.eid AND {open_to_jobs} RETURNING id"
+        ),
+        {**bound, "user": USER},
+    )
+    return {int(eid) for (eid,) in result}
+
+
 def archive_entity(
     session: Session, entity_id: int, rejudged: Rejudged, reason: str, set_by: str
 ) -> bool:

@@ -105,6 +105,49 @@ def _keep(
     return _Kept("merged", target.id, detail)
 
 
+def _okf(entity: entity_db.EntityToJudge, outcome: ClassifyOutcome) -> dict[str, Any]:
+    v = outcome.verdict
+    assert v is not None
+    okf = dict(entity.okf or {})
+    okf["classification"] = {"kind": v.kind, "reason": v.reason, "model": outcome.model_id}
+    return okf
+
+
+def _fresh(entity: entity_db.EntityToJudge, summaries: dict[int, str]) -> str | None:
+    summary = summaries.get(entity.id)
+    return summary if summary and summary != entity.summary else None
+
+
+_Rest = tuple[entity_db.EntityToJudge, ClassifyOutcome, entity_db.Rejudged]
+
+
+def _sort_verdicts(
+    entities: list[entity_db.EntityToJudge],
+    outcomes: list[ClassifyOutcome],
+    summaries: dict[int, str],
+    now: datetime,
+    stats: PurgeStats,
+) -> tuple[list[tuple[ClassifyOutcome, entity_db.KeptEntity]], list[_Rest]]:
+    """The verdicts that keep an entity as it is, and the rest (another kind, or not real)."""
+    keeps: list[tuple[ClassifyOutcome, entity_db.KeptEntity]] = []
+    rest: list[_Rest] = []
+    for entity, outcome in zip(entities, outcomes, strict=True):
+        if outcome.verdict is None:
+            stats.failed += 1  # the entity keeps its state
+            continue
+        stats.judged += 1
+        v = outcome.verdict
+        rejudged = entity_db.Rejudged(outcome.source or "llm", outcome.model_id, v.confidence, now)
+        if v.is_real_entity and (v.kind == entity.kind or not is_entity_kind(v.kind)):
+            kept = entity_db.KeptEntity(
+                entity.id, rejudged, _okf(entity, outcome), _fresh(entity, summaries)
+            )
+            keeps.append((outcome, kept))
+        else:
+            rest.append((entity, outcome, rejudged))
+    return keeps, rest
+
+
 def _write_purge(
     session: Session,
     ctx: JobContext,
@@ -122,33 +165,33 @@ def _write_purge(
             judged_decision("entity_purge_v06", outcome, what, entity_id, ctx.run_id, detail)
         )
 
-    for entity, outcome in zip(entities, outcomes, strict=True):
-        if outcome.verdict is None:
-            stats.failed += 1  # the entity keeps its state
-            continue
-        stats.judged += 1
+    keeps, rest = _sort_verdicts(entities, outcomes, summaries, now, stats)
+    # Most re-judgements keep the entity as it is: one statement for the batch, before the
+    # rest (a merge into one of these entities then finds it re-judged already).
+    kept_ids = entity_db.keep_entities(session, [kept for _, kept in keeps])
+    for outcome, kept in keeps:
+        if kept.entity_id in kept_ids:
+            stats.kept += 1
+            stats.summaries += kept.summary is not None
+            record(outcome, "kept", kept.entity_id, None)
+    for entity, outcome, rejudged in rest:
         v = outcome.verdict
-        rejudged = entity_db.Rejudged(outcome.source or "llm", outcome.model_id, v.confidence, now)
+        assert v is not None
         if v.is_real_entity:
-            okf = dict(entity.okf or {})
-            okf["classification"] = {"kind": v.kind, "reason": v.reason, "model": outcome.model_id}
-            summary = summaries.get(entity.id)
-            fresh = summary if summary and summary != entity.summary else None
-            kept = _keep(session, entity, v.kind, rejudged, okf, fresh, set_by)
-            if kept is not None:
-                stats.kept += kept.outcome == "kept"
-                stats.rekinded += kept.outcome != "kept"
-                stats.summaries += fresh is not None and kept.outcome != "merged"
-                record(outcome, kept.outcome, kept.entity_id, kept.detail)
-            continue
-        reason = f"{v.kind}: {v.reason}"[:1000]
-        if entity_db.archive_entity(session, entity.id, rejudged, reason, set_by):
+            fresh = _fresh(entity, summaries)
+            done = _keep(session, entity, v.kind, rejudged, _okf(entity, outcome), fresh, set_by)
+            if done is not None:
+                stats.kept += done.outcome == "kept"
+                stats.rekinded += done.outcome != "kept"
+                stats.summaries += fresh is not None and done.outcome != "merged"
+                record(outcome, done.outcome, done.entity_id, done.detail)
+        elif entity_db.archive_entity(
+            session, entity.id, rejudged, f"{v.kind}: {v.reason}"[:1000], set_by
+        ):
             stats.archived += 1
             record(outcome, "archived", entity.id, None)
     record_decisions(session, trail, now)
     return stats
-
-
 
 
 @dataclass
