@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.jobs import candidates, entities, make_ctx
+from yzos_jobs.db.engine import create_db_engine
 from yzos_jobs.db.models import EntityCandidate, ImporterSeen
 from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
@@ -148,3 +151,55 @@ def test_missing_import_path_is_one_line_and_non_zero(tmp_path: Path) -> None:
         assert result.returncode != 0
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and "nope" in lines[0] and "Traceback" not in result.stderr
+
+
+def _history(path: Path, sessions: int) -> None:
+    start = datetime(2026, 3, 1, 9, 0)
+    blocks = [
+        f"# aider chat started at {start + timedelta(minutes=i):%Y-%m-%d %H:%M:%S}\n\n"
+        f"> Git repo: /Users/me/Code/shop-{i % 3}/.git with 40 files\n\n"
+        f"#### Add the invoice export number {i} to the billing page\n\n"
+        "Sure, here is the change.\n\n"
+        for i in range(sessions)
+    ]
+    path.write_text("".join(blocks))
+    old = time.time() - 3600
+    os.utime(path, (old, old))  # idle: its last session is closed too
+
+
+@pytest.mark.postgres
+def test_a_session_end_that_fails_leaves_its_candidates_pending(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """On PostgreSQL the session end promotes beside the reading of the next sessions. When it
+    fails (here the database refuses every new entity), the import fails with one line, the
+    sessions stay imported, and their candidates wait, unclaimed, for entity_promote."""
+    engine = create_db_engine(pg_url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$ BEGIN RAISE EXCEPTION 'no new entities today'; END $$"
+            )
+        )
+        conn.execute(
+            text("CREATE TRIGGER refuse BEFORE INSERT ON entities EXECUTE FUNCTION refuse()")
+        )
+    history = tmp_path / ".aider.chat.history.md"
+    _history(history, 1200)  # more than one promote's worth of ended sessions
+
+    result = run_cli("import", "aider", str(history), db_url=pg_url, cwd=tmp_path)
+    assert result.returncode != 0
+    assert "no new entities today" in result.stderr
+    assert "Traceback" not in result.stderr
+    ctx = make_ctx(pg_url)
+    waiting = candidates(ctx)
+    assert len({c.source_id for c in waiting}) >= 1000  # the sessions read so far are kept
+    assert all(c.status == "pending" and c.claimed_by is None for c in waiting)
+
+    with engine.begin() as conn:
+        conn.execute(text("DROP TRIGGER refuse ON entities"))
+    engine.dispose()
+    promote = run_cli("once", "entity_promote", "--json", db_url=pg_url, cwd=tmp_path)
+    assert promote.returncode == 0, promote.stderr
+    assert {c.status for c in candidates(ctx)} == {"promoted"}

@@ -481,7 +481,7 @@ def keep_entities(session: Session, kept: Sequence[KeptEntity]) -> set[int]:
             "okf": k.okf,
             "summary": k.summary,
         }
-        for k in kept
+        for k in sorted(kept, key=lambda k: k.entity_id)  # one lock order across daemons
     ]
     source, bound = row_source(session, _KEEP_COLUMNS, rows)
     open_to_jobs = by_key_only(

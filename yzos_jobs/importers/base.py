@@ -171,6 +171,11 @@ class FileImporter:
         finally:
             self.session_end.close()
             self.stats.promoted += self.session_end.promoted
+            if self.session_end.failure:
+                self.stats.note(
+                    f"session end stopped ({self.session_end.failure}): the candidates it did "
+                    "not promote wait for entity_promote"
+                )
         return self.stats
 
     def import_each(self, files: list[Path]) -> None:

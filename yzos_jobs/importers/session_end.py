@@ -9,8 +9,10 @@ wait for the other, in turn."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.supply.pipeline import apply_entities
@@ -22,13 +24,19 @@ class SessionEnd:
     def __init__(self, ctx: JobContext) -> None:
         self.ctx = ctx
         self.promoted = 0
+        self.failure: str | None = None  # a promote beside that failed after the import did
         self._ended: list[str] = []  # committed sessions whose promote is still due
         self._beside = ctx.concurrent_writers
+        # The promote beside has a stop of its own: an import that fails stops it after the
+        # batch in hand instead of waiting for all it took on.
+        self._beside_ctx = replace(ctx, stop=threading.Event())
         self._worker: ThreadPoolExecutor | None = None
         self._running: Future[int] | None = None
 
     def ended(self, session_ids: Iterable[str]) -> None:
         self._ended.extend(session_ids)
+        if self._running is not None and self._running.done():
+            self._collect()  # a promote beside that failed stops the import now
         if len(self._ended) >= ENDED_SESSIONS_PER_PROMOTE:
             self.promote()
 
@@ -36,32 +44,39 @@ class SessionEnd:
         """Promote what has ended so far (beside the caller where the backend allows)."""
         if not self._ended:
             return
-        ended, self._ended = self._ended, []
         if not self._beside:
-            self.promoted += self._promote(ended)
+            ended, self._ended = self._ended, []
+            self.promoted += apply_entities(self.ctx, ended).promoted
             return
-        self._collect()  # one promote at a time
+        self._collect()  # one promote at a time; a failed one raises before more are taken
+        ended, self._ended = self._ended, []
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="session-end")
-        self._running = self._worker.submit(self._promote, ended)
+        self._running = self._worker.submit(self._promote_beside, ended)
 
     def finish(self) -> None:
         """Promote the rest and wait for it; a failed promote raises here."""
-        try:
-            self.promote()
-            self._collect()
-        finally:
-            self.close()
+        self.promote()
+        self._collect()
+        self.close()
 
     def close(self) -> None:
-        """Wait for a promote under way, whatever its outcome (an import that failed ends
-        here: what was not promoted stays pending)."""
-        if self._worker is not None:
-            self._worker.shutdown(wait=True)
-            self._worker = None
+        """End a promote still under way after its batch (an import that failed ends here: what
+        was not promoted stays pending), counting what it did."""
+        if self._worker is None:
+            return
+        self._beside_ctx.stop.set()
+        self._worker.shutdown(wait=True)
+        self._worker = None
+        try:
+            self._collect()
+        except Exception as exc:
+            self.failure = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
-    def _promote(self, ended: list[str]) -> int:
-        return apply_entities(self.ctx, ended).promoted
+    def _promote_beside(self, ended: list[str]) -> int:
+        if self.ctx.stop.is_set():
+            self._beside_ctx.stop.set()
+        return apply_entities(self._beside_ctx, ended).promoted
 
     def _collect(self) -> None:
         if self._running is not None:
