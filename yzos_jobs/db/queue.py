@@ -89,10 +89,7 @@ def insert_candidates(
             "source_id": r.source_id,
             "app_bundle_id": r.app_bundle_id,
             "surrounding_text": r.surrounding_text,
-            "status": "held" if held else "pending",
-            "attempts": 0,
             "created_at": r.created_at or now,
-            "updated_at": now,
             "project_path": r.project_path,
             "source_line": r.source_line,
         }
@@ -101,7 +98,11 @@ def insert_candidates(
     source, bound = row_source(session, _NEW_COLUMNS, full)
     names = ", ".join(name for name, _ in _NEW_COLUMNS)
     session.connection().execute(
-        text(f"INSERT INTO entity_candidates ({names}) SELECT {names} FROM {source}"), bound
+        text(
+            f"INSERT INTO entity_candidates ({names}, status, attempts, updated_at) "
+            f"SELECT {names}, :status, 0, :now FROM {source}"
+        ),
+        {**bound, "status": "held" if held else "pending", "now": time_param(session, now)},
     )
     return len(full)
 
@@ -113,10 +114,7 @@ _NEW_COLUMNS = (
     ("source_id", "text"),
     ("app_bundle_id", "text"),
     ("surrounding_text", "text"),
-    ("status", "text"),
-    ("attempts", "int"),
     ("created_at", "timestamptz"),
-    ("updated_at", "timestamptz"),
     ("project_path", "text"),
     ("source_line", "int"),
 )
@@ -213,7 +211,7 @@ def reclaim_expired(session: Session, now: datetime) -> int:
     return _release(session, C.lease_until < now, now)
 
 
-def lock_owned(session: Session, owner: str, ids: Sequence[int], now: datetime) -> set[int]:
+def lock_owned(session: Session, owner: str, ids: Sequence[int]) -> set[int]:
     """Lock the candidates this owner still holds (the rest were lost: lease expired, taken)."""
     if is_postgres(session):
         # A row lock, not a write: the final UPDATE is the only new row version.

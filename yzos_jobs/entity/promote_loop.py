@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from yzos_jobs.db import queue
 from yzos_jobs.db.dialect import PlannerStatsKeeper
-from yzos_jobs.db.engine import has_concurrent_writers, transaction
+from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.decisions import FailurePolicy
 from yzos_jobs.entity.updater import (
@@ -92,8 +92,7 @@ def promote_pending(
     with transaction(ctx.sessions) as s:
         planner = PlannerStatsKeeper(s, "entities")
 
-    def collect(done: Future[PromoteStats] | PromoteStats) -> None:
-        stats = done.result() if isinstance(done, Future) else done
+    def collect(stats: PromoteStats) -> None:
         run.stats.add(stats)
         if stats.promoted:
             with transaction(ctx.sessions) as s:
@@ -105,7 +104,7 @@ def promote_pending(
     judging: deque[Future[JudgedBatch]] = deque()
     # SQLite takes one writer at a time: a write beside the next claim only makes one of them
     # wait on the lock (and its busy handler sleeps in steps up to 100 ms), so write in turn.
-    serial_writes = not has_concurrent_writers(ctx.sessions)
+    serial_writes = not ctx.concurrent_writers
     exhausted = False
     with (
         _hand_back_on_error(ctx),
@@ -126,12 +125,12 @@ def promote_pending(
             judged = judging.popleft().result()
             run.usage += judged.usage
             if writing is not None:
-                collect(writing)
+                collect(writing.result())
                 writing = None
             if serial_writes:
                 collect(write_decisions(ctx, judged, call_site))
             else:
                 writing = writer.submit(write_decisions, ctx, judged, call_site)
         if writing is not None:
-            collect(writing)
+            collect(writing.result())
     return run

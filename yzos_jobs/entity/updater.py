@@ -218,7 +218,7 @@ def apply_decisions(
     raised if any row was not updated, so the caller can roll back and redo with verification."""
     stats = PromoteStats()
     ids = [p.candidate.id for p in decisions]
-    owned = queue.lock_owned(session, owner, ids, now) if verify_ownership else set(ids)
+    owned = queue.lock_owned(session, owner, ids) if verify_ownership else set(ids)
     split = _Split(call_site, run_id)
     _split(split, decisions, owned, stats)
     refs = entity_db.upsert_entities(session, entity_drafts(split.promote), now)

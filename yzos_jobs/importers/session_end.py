@@ -44,12 +44,11 @@ class SessionEnd:
         """Promote what has ended so far (beside the caller where the backend allows)."""
         if not self._ended:
             return
-        if not self._beside:
-            ended, self._ended = self._ended, []
-            self.promoted += apply_entities(self.ctx, ended).promoted
-            return
         self._collect()  # one promote at a time; a failed one raises before more are taken
         ended, self._ended = self._ended, []
+        if not self._beside:
+            self.promoted += apply_entities(self.ctx, ended).promoted
+            return
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="session-end")
         self._running = self._worker.submit(self._promote_beside, ended)
@@ -58,7 +57,6 @@ class SessionEnd:
         """Promote the rest and wait for it; a failed promote raises here."""
         self.promote()
         self._collect()
-        self.close()
 
     def close(self) -> None:
         """End a promote still under way after its batch (an import that failed ends here: what
