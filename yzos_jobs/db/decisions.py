@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.dialect import row_source, time_param
+from yzos_jobs.db.dialect import insert_rows
 from yzos_jobs.db.models import Decision
 
 D = Decision
@@ -93,13 +93,8 @@ def record_decisions(session: Session, rows: Sequence[DecisionRow], now: datetim
     """Append decisions in the caller's transaction: one statement however many rows."""
     if not rows:
         return 0
-    # A row's fields are exactly the columns: its __dict__ is the JSON object as it is.
-    source, bound = row_source(session, _COLUMNS, [r.__dict__ for r in rows])
-    names = ", ".join(name for name, _ in _COLUMNS)
-    session.connection().execute(
-        text(f"INSERT INTO decisions ({names}, created_at) SELECT {names}, :now FROM {source}"),
-        {**bound, "now": time_param(session, now)},
-    )
+    # A row's fields are exactly the columns: its __dict__ is the row as it is.
+    insert_rows(session, "decisions", _COLUMNS, [r.__dict__ for r in rows], {"created_at": now})
     return len(rows)
 
 

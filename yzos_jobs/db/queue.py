@@ -16,7 +16,14 @@ from typing import Any, Literal
 from sqlalchemy import ColumnElement, and_, any_, func, select, text, update
 from sqlalchemy.orm import Session
 
-from yzos_jobs.db.dialect import by_key_only, chunks, is_postgres, row_source, time_param
+from yzos_jobs.db.dialect import (
+    by_key_only,
+    chunks,
+    insert_rows,
+    is_postgres,
+    row_source,
+    time_param,
+)
 from yzos_jobs.db.models import EntityCandidate
 
 C = EntityCandidate
@@ -95,15 +102,8 @@ def insert_candidates(
         }
         for r in rows
     ]
-    source, bound = row_source(session, _NEW_COLUMNS, full)
-    names = ", ".join(name for name, _ in _NEW_COLUMNS)
-    session.connection().execute(
-        text(
-            f"INSERT INTO entity_candidates ({names}, status, attempts, updated_at) "
-            f"SELECT {names}, :status, 0, :now FROM {source}"
-        ),
-        {**bound, "status": "held" if held else "pending", "now": time_param(session, now)},
-    )
+    fixed = {"status": "held" if held else "pending", "attempts": 0, "updated_at": now}
+    insert_rows(session, "entity_candidates", _NEW_COLUMNS, full, fixed)
     return len(full)
 
 

@@ -100,9 +100,23 @@ def is_meaningful_summary(text: str | None) -> bool:
         return False
     if t[0] in "{[" and t[-1] in "}]":
         return False  # a JSON or literal dump
-    if _STACK_LINE.search(t) or (_HEX_RUN.search(t) and len(_HEX_RUN.sub("", t).strip()) < 8):
+    if _STACK_LINE.search(t) or (_has_hex_run(t) and len(_HEX_RUN.sub("", t).strip()) < 8):
         return False
     return _letters(t) >= max(2, len(t) // 5)
+
+
+_HEX_DIGITS = b"0123456789abcdefABCDEF"
+# Every byte to "x" if it is a hex digit, else to a space (the same table serves any text).
+_HEX_MASK = bytes(ord("x") if b in _HEX_DIGITS else ord(" ") for b in range(256))
+_HEX_RUN_MASK = b"x" * 32
+
+
+def _has_hex_run(text: str) -> bool:
+    """Whether `_HEX_RUN` occurs in the text: for ASCII text, a byte mask searched in C (the
+    regular expression tries a match at each of the many hex letters of plain English)."""
+    if text.isascii():
+        return _HEX_RUN_MASK in text.encode("ascii").translate(_HEX_MASK)
+    return _HEX_RUN.search(text) is not None
 
 
 _ASCII_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1))

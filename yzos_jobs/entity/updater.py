@@ -224,7 +224,7 @@ def apply_decisions(
     refs = entity_db.upsert_entities(session, entity_drafts(split.promote), now)
     _link(split, refs, stats)
     entity_db.link_tasks_to_projects(
-        session, {key for (_, _, key), ref in refs.items() if ref.created}
+        session, {key for (kind, _, key), ref in refs.items() if ref.created and kind == "project"}
     )
     stats.sightings = add_sightings(session, split.sightings)
     update_existing(session, split.summaries, refs.values())

@@ -183,6 +183,7 @@ class AiderSession:
     closed: bool = False  # a later header exists
     _identity: bytearray = field(default_factory=bytearray)
     _identity_done: bool = False
+    _external_id: tuple[int, str] | None = field(default=None, compare=False, repr=False)
     _message: list[tuple[int, str]] = field(default_factory=list)
     _message_at: int = 0
     _reply: str | None = None  # first line of the assistant's latest reply since the last message
@@ -210,8 +211,12 @@ class AiderSession:
     def external_id(self) -> str:
         """Its start time and the hash of its identity bytes: not the file's path, so a moved
         or copied history is not imported twice."""
-        digest = blake3(bytes(self._identity)).hexdigest()[:20]
-        return f"{self.started_at:%Y%m%dT%H%M%S}:{digest}"
+        known = self._external_id
+        if known is None or known[0] != len(self._identity):  # asked for again as it is written
+            digest = blake3(bytes(self._identity)).hexdigest()[:20]
+            known = (len(self._identity), f"{self.started_at:%Y%m%dT%H%M%S}:{digest}")
+            self._external_id = known
+        return known[1]
 
     # --- lines -----------------------------------------------------------------------------
 

@@ -10,7 +10,12 @@ project, as is any other relative spelling of the same directory.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
+
+# The functions below are pure and called per session with the few paths a history repeats:
+# each remembers its recent answers.
+_cached = lru_cache(maxsize=1024)
 
 _DRIVE = re.compile(r"^[A-Za-z]:(?:[\\/]|$)")
 _SEPARATORS = re.compile(r"[\\/]+")
@@ -35,6 +40,7 @@ def segments(path: str) -> list[str]:
     return [p for p in _SEPARATORS.split(path[len(anchor) :]) if p]
 
 
+@_cached
 def normalise(path: str) -> str | None:
     """The path with `.` and `..` resolved and no trailing separator, in its own spelling; None
     for an empty path. A relative path keeps the `..` it cannot resolve."""
@@ -56,6 +62,7 @@ def normalise(path: str) -> str | None:
     return str(cls(anchor, *parts))
 
 
+@_cached
 def join(base: str, relative: str) -> str | None:
     """`relative` (either separator) resolved against `base`, in base's spelling."""
     cls = _flavour(base)
@@ -71,6 +78,7 @@ def only_climbs(relative: str) -> bool:
     return all(n in (".", "..") for n in names)
 
 
+@_cached
 def repository_of_git_dir(git_dir: str) -> str | None:
     """The working tree a git directory belongs to: `<x>/.git` → x; a worktree's admin
     directory `<main>/.git/worktrees/<name>` → main; any other git directory stands for
@@ -92,6 +100,7 @@ def repository_of_git_dir(git_dir: str) -> str | None:
     return path
 
 
+@_cached
 def worktree_name(git_dir: str) -> str | None:
     """The worktree's name when `git_dir` is a worktree's admin directory."""
     names = segments(git_dir)
@@ -100,6 +109,7 @@ def worktree_name(git_dir: str) -> str | None:
     return None
 
 
+@_cached
 def name_of(path: str | None) -> str | None:
     """The repository's directory name: what a person calls the project."""
     if not path:
