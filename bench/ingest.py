@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import random
 import tempfile
+import time
 from pathlib import Path
 
 import _support
@@ -85,6 +86,21 @@ def write_history(path: Path, megabytes: float, seed: int = 7) -> int:
     return sessions
 
 
+def reading_alone(history: Path) -> float:
+    """Seconds to read the history through the aider reader alone, in this process, with no
+    database: this machine's pace for the parsing every import does. MB/s vary with the machine
+    (2x between two 2-core machines here); the import's share of this pace does much less."""
+    from yzos_jobs.importers.aider_history import read_sessions
+    from yzos_jobs.importers.reading import LinesBefore, read_lines
+
+    started = time.perf_counter()
+    with history.open("rb") as fh:
+        lines = read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
+        for session in read_sessions(lines, LinesBefore(history, 0), history, lambda e: None):
+            _ = session.external_id
+    return time.perf_counter() - started
+
+
 def run_import(history: Path, db_url: str, config: Path) -> tuple[float, float, str]:
     env = _support.cli_env(db_url, config)
     return _support.run_measured(["import", "aider", str(history)], env)
@@ -122,6 +138,12 @@ def main() -> None:
                 f"peak RSS {first_rss:.0f} MB"
             )
             print(f"    {first_out}")
+            read_s = reading_alone(history)
+            print(
+                f"  reading alone    {read_s:7.2f} s  {size_mb / read_s:6.2f} MB/s  (the aider "
+                "reader, no database: this machine's pace; the import runs at "
+                f"{read_s / first_s:.0%} of it)"
+            )
             second_s, _, second_out = run_import(history, url, config)
             print(
                 f"  second import    {second_s:7.2f} s  ({second_s / first_s:.1%} of the first; "

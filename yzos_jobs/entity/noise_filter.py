@@ -45,8 +45,8 @@ def is_path(text: str) -> bool:
     t = text.strip()
     if t.startswith(("/", "~/", "./", "../", "\\\\")) or t == "~" or _WIN_DRIVE.match(t):
         return True
-    if "/" not in t and "\\" not in t:
-        return False
+    if ("/" not in t and "\\" not in t) or " " in t:
+        return False  # no separator, or a segment with a space: not a bare segment
     parts = _SEPARATOR.split(t)
     return len(parts) > 1 and all(_BARE_SEGMENT.match(p) for p in parts if p)
 

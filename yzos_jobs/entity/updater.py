@@ -241,9 +241,9 @@ def write_decisions(
     ctx: JobContext, judged: JudgedBatch, call_site: str = "promote_candidate"
 ) -> PromoteStats:
     """Write a judged batch in one transaction; `call_site` names it in the decision trail."""
-    # PostgreSQL writes optimistically (no row locks first) and redoes the batch with locks in
-    # the rare case a lease was lost meanwhile; SQLite's single writer makes the check free.
-    optimistic = ctx.concurrent_writers
+    # Written optimistically (no reading or locking of the owned rows first), and again with
+    # them in the rare case a lease was lost meanwhile (on SQLite: expired and taken by another
+    # process between the claim and this write).
     decisions = judged.decisions
     try:
         stats = run_in_transaction(
@@ -253,7 +253,7 @@ def write_decisions(
                 ctx.owner,
                 decisions,
                 utcnow(),
-                verify_ownership=not optimistic,
+                verify_ownership=False,
                 call_site=call_site,
                 run_id=ctx.run_id,
             ),
