@@ -222,3 +222,17 @@ def test_a_correction_is_a_worked_example_in_the_next_prompt_and_invalidates_the
     data = json.loads(block)
     assert data["candidate"]["raw_text"] == "Cursor"
     assert data["answer"]["is_real_entity"] is False and data["answer"]["reason"] == reason
+
+
+def test_a_task_left_without_a_project_is_tied_once_its_repository_has_one(db_url: str) -> None:
+    repo = {"suggested_kind": "task", "project_path": "/Users/me/Code/myrepo"}
+    ctx = _seed(db_url, {"raw_text": "fix login", **repo}, {"raw_text": "myrepo", **repo})
+    ents = _by_name(ctx)
+    assert ents["fix login"].project_id is None  # the repository has no project yet
+    # The user says the repository's name is its project, not a task.
+    assert correct(ctx.sessions, f"e:{ents['myrepo'].id}", "kind", "project").outcome
+    add_candidates(ctx, {"raw_text": "add tests", "source_id": "s9", **repo})
+    run_entity_promote(ctx)
+    ents = _by_name(ctx)
+    assert ents["myrepo"].kind == "project"
+    assert ents["fix login"].project_id == ents["myrepo"].id == ents["add tests"].project_id

@@ -227,9 +227,9 @@ def _find_by_key(session: Session, keys: Sequence[EntityKey]) -> dict[EntityKey,
 
 
 def link_tasks_to_projects(session: Session, keys: set[str]) -> None:
-    """Tie tasks without a project to the project of their repository, once it exists (called
-    with the repositories whose projects were just created: a task created after its project
-    was tied to it by `upsert_entities`)."""
+    """Tie tasks without a project to the project of their repository, once it exists (a task
+    created after its project was tied to it by `upsert_entities` already: this finds only the
+    ones left)."""
     keys.discard("")
     if not keys:
         return

@@ -223,8 +223,11 @@ def apply_decisions(
     _split(split, decisions, owned, stats)
     refs = entity_db.upsert_entities(session, entity_drafts(split.promote), now)
     _link(split, refs, stats)
+    # New tasks were tied to an existing project as they were created; this ties them to a
+    # project created in the same batch, and any task of these repositories left without one
+    # (its project was made one later by a correction, or committed beside it by another daemon).
     entity_db.link_tasks_to_projects(
-        session, {key for (kind, _, key), ref in refs.items() if ref.created and kind == "project"}
+        session, {key for (_, _, key), ref in refs.items() if ref.created}
     )
     stats.sightings = add_sightings(session, split.sightings)
     update_existing(session, split.summaries, refs.values())
