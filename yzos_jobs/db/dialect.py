@@ -4,7 +4,7 @@ other db modules only."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -70,13 +70,13 @@ def row_source(
     times = [name for name, sqltype in columns if sqltype == "timestamptz"]
     shaped: Sequence[Mapping[str, Any]] = rows
     if times or not _exactly(rows, names):
-        written: dict[datetime, str] = {}  # a batch's rows mostly share a few timestamps
+        as_text = _sqlite_times()
         shaped = []
         for row in rows:
             values = {name: row[name] for name in names}
             for name in times:
                 if (at := values[name]) is not None:
-                    values[name] = written.get(at) or written.setdefault(at, sqlite_time(at))
+                    values[name] = as_text(at)
             shaped.append(values)
     fields = ", ".join(f"json_extract(value, '$.{name}') AS {name}" for name in names)
     payload = orjson.dumps(shaped).decode()
@@ -108,28 +108,28 @@ def insert_rows(
             {**bound, **values},
         )
         return
-    times = {name for name, sqltype in columns if sqltype == "timestamptz"}
-    documents = {name for name, sqltype in columns if sqltype == "jsonb"}
-    written: dict[datetime, str] = {}  # a batch's rows mostly share a few timestamps
+    sqltypes = dict(columns)
+    as_text = _sqlite_times()
 
     def stored(name: str, value: Any) -> Any:
         if value is None:
             return None
-        if name in times:
-            return written.get(value) or written.setdefault(value, sqlite_time(value))
-        if name in documents:
+        if sqltypes[name] == "timestamptz":
+            return as_text(value)
+        if sqltypes[name] == "jsonb":
             return orjson.dumps(value).decode()
         return value
 
-    fixed_values = tuple(
-        sqlite_time(v) if isinstance(v, datetime) else v for v in constants.values()
-    )
-    if times or documents:
-        params = [tuple(stored(n, row[n]) for n in names) + fixed_values for row in rows]
-    else:
-        params = [tuple(row[n] for n in names) + fixed_values for row in rows]
+    fixed_values = tuple(as_text(v) if isinstance(v, datetime) else v for v in constants.values())
+    params = [tuple(stored(n, row[n]) for n in names) + fixed_values for row in rows]
     marks = ", ".join("?" * (len(names) + len(fixed_values)))
     session.connection().exec_driver_sql(f"INSERT INTO {table} ({listed}) VALUES ({marks})", params)
+
+
+def _sqlite_times() -> Callable[[datetime], str]:
+    """`sqlite_time`, remembering its answers: a batch's rows mostly share a few timestamps."""
+    written: dict[datetime, str] = {}
+    return lambda at: written.get(at) or written.setdefault(at, sqlite_time(at))
 
 
 def by_key_only(condition: str) -> str:
