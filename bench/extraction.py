@@ -16,9 +16,9 @@ Figures, per source:
   candidates only, per matched item);
 - projects right: share of labelled sessions whose activity session's repository has a project
   entity whose display name is exactly the label's `project` (case-sensitive string equality);
-- import speed of the whole corpus in one process (MB/s, with and without the command's start-up,
-  the fastest of three imports of an empty directory) and peak RSS, beside the synthetic history
-  of bench/ingest.py (--synthetic-mb, 0 to skip).
+- import speed of the whole corpus in one process, on SQLite and on PostgreSQL (MB/s, with and
+  without the command's start-up, the fastest of three imports of an empty directory) and peak
+  RSS, beside the synthetic history of bench/ingest.py (--synthetic-mb, 0 to skip).
 
 Targets (issue 10): precision >= 0.8, recall >= 0.9, <= 1.5 candidates per item, every project
 right.
@@ -37,6 +37,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +53,7 @@ from sqlalchemy import select
 from yzos_jobs.db.engine import create_db_engine, make_session_factory
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.models import ActivitySession, Entity, EntityCandidate
+from yzos_jobs.testing import databases
 
 REAL = _support.REPO / "tests" / "fixtures" / "real"
 CONFIG = _support.REPO / "config.toml"
@@ -194,23 +197,43 @@ def report(name: str, tally: Tally) -> None:
         print(f"    wrong: {wrong}")
 
 
-def speed(name: str, importer: str, paths: list[Path], work: Path) -> None:
+def speed(name: str, importer: str, paths: list[Path], work: Path, postgres: bool) -> None:
+    """The corpus imported in one process into a new database, against the same command on an
+    empty directory (its start-up, the fastest of three) on another new database."""
     size = sum(f.stat().st_size for p in paths for f in [p, *p.rglob("*")] if f.is_file())
     empty = work / f"empty-{importer}"
-    empty.mkdir()
-    env = _support.cli_env(f"sqlite:///{work / f'speed-{importer}.db'}")
+    empty.mkdir(exist_ok=True)
     args = ["--config", str(CONFIG), "import", importer]
-    _support.run_measured([*args, str(empty)], env)  # migrates the database
-    idle_s = min(_support.run_measured([*args, str(empty)], env)[0] for _ in range(3))
-    env = _support.cli_env(f"sqlite:///{work / f'speed2-{importer}.db'}")
-    _support.run_measured([*args, str(empty)], env)
-    seconds, rss, _ = _support.run_measured([*args, *map(str, paths)], env)
+    with _new_database(work, f"idle-{importer}", postgres) as url:
+        env = _support.cli_env(url)
+        _support.run_measured([*args, str(empty)], env)  # a SQLite database migrates here
+        idle_s = min(_support.run_measured([*args, str(empty)], env)[0] for _ in range(3))
+    with _new_database(work, f"speed-{importer}", postgres) as url:
+        env = _support.cli_env(url)
+        _support.run_measured([*args, str(empty)], env)
+        seconds, rss, _ = _support.run_measured([*args, *map(str, paths)], env)
     mb = size / 2**20
     own = max(seconds - idle_s, 1e-6)
     print(
         f"  {name} corpus {mb:.2f} MB in {seconds:.2f} s: {mb / seconds:.2f} MB/s with start-up, "
         f"{mb / own:.2f} MB/s without ({idle_s:.2f} s start-up); peak RSS {rss:.0f} MB"
     )
+
+
+@contextmanager
+def _new_database(work: Path, name: str, postgres: bool) -> Iterator[str]:
+    """A new database: SQLite migrated by its first use, PostgreSQL by `db upgrade` as an
+    operator would (dropped afterwards)."""
+    if not postgres:
+        yield f"sqlite:///{work / (name + '.db')}"
+        return
+    db = databases.create_pg_database()
+    try:
+        url = databases.pg_url(db)
+        _support.run_measured(["db", "upgrade"], _support.cli_env(url))
+        yield url
+    finally:
+        databases.drop_pg_database(db)
 
 
 def main() -> None:
@@ -231,13 +254,14 @@ def main() -> None:
                 import_cli(importer, path, db_url)
                 total.add(measure_file(rows, db_url))
             report(name, total)
-        print("import speed on SQLite (dry_run, inline promote), one process per corpus:")
         corpus = work / "speed"
         histories = [lay_out_aider(source, corpus / "aider") for source in labels("labels.jsonl")]
         for source in labels("labels-claude-code.jsonl"):
             lay_out_claude(source, corpus / "claude")
-        speed("aider", "aider", histories, work)
-        speed("Claude Code", "claude-code", [corpus / "claude" / "projects"], work)
+        for backend, postgres in (("SQLite", False), ("PostgreSQL", True)):
+            print(f"import speed on {backend} (dry_run, inline promote), one process per corpus:")
+            speed("aider", "aider", histories, work, postgres)
+            speed("Claude Code", "claude-code", [corpus / "claude" / "projects"], work, postgres)
         if args.synthetic_mb > 0:
             synthetic = subprocess.run(
                 [sys.executable, "bench/ingest.py", "--mb", str(args.synthetic_mb)],
