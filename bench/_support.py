@@ -49,6 +49,24 @@ def cli_env(db_url: str | None = None, config: Path | None = None) -> dict[str, 
     return env
 
 
+@contextmanager
+def new_database(workdir: Path, name: str, postgres: bool) -> Iterator[str]:
+    """The URL of a new database: SQLite (a file in `workdir`) migrated by its first use,
+    PostgreSQL migrated by `db upgrade` as an operator would, and dropped afterwards."""
+    if not postgres:
+        yield f"sqlite:///{workdir / (name + '.db')}"
+        return
+    from yzos_jobs.testing import databases
+
+    db = databases.create_pg_database()
+    try:
+        url = databases.pg_url(db)
+        run_measured(["db", "upgrade"], cli_env(url))
+        yield url
+    finally:
+        databases.drop_pg_database(db)
+
+
 def shipped_config(target: Path, changes: Mapping[tuple[str, str], Any] | None = None) -> Path:
     """A copy of the shipped config.toml with some keys changed ((section, key) -> value); the
     rest as shipped."""
@@ -130,9 +148,7 @@ def run_measured(
     return time.perf_counter() - started, peak / 2**20, out.strip()
 
 
-def median_seconds(
-    command: list[str], env: dict[str, str], cwd: Path, repeat: int = 7
-) -> float:
+def median_seconds(command: list[str], env: dict[str, str], cwd: Path, repeat: int = 7) -> float:
     """The median wall time of a command over `repeat` runs (one warm-up run first)."""
     times = []
     for i in range(repeat + 1):

@@ -37,8 +37,6 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +51,6 @@ from sqlalchemy import select
 from yzos_jobs.db.engine import create_db_engine, make_session_factory
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.models import ActivitySession, Entity, EntityCandidate
-from yzos_jobs.testing import databases
 
 REAL = _support.REPO / "tests" / "fixtures" / "real"
 CONFIG = _support.REPO / "config.toml"
@@ -204,11 +201,11 @@ def speed(name: str, importer: str, paths: list[Path], work: Path, postgres: boo
     empty = work / f"empty-{importer}"
     empty.mkdir(exist_ok=True)
     args = ["--config", str(CONFIG), "import", importer]
-    with _new_database(work, f"idle-{importer}", postgres) as url:
+    with _support.new_database(work, f"idle-{importer}", postgres) as url:
         env = _support.cli_env(url)
         _support.run_measured([*args, str(empty)], env)  # a SQLite database migrates here
         idle_s = min(_support.run_measured([*args, str(empty)], env)[0] for _ in range(3))
-    with _new_database(work, f"speed-{importer}", postgres) as url:
+    with _support.new_database(work, f"speed-{importer}", postgres) as url:
         env = _support.cli_env(url)
         _support.run_measured([*args, str(empty)], env)
         seconds, rss, _ = _support.run_measured([*args, *map(str, paths)], env)
@@ -218,22 +215,6 @@ def speed(name: str, importer: str, paths: list[Path], work: Path, postgres: boo
         f"  {name} corpus {mb:.2f} MB in {seconds:.2f} s: {mb / seconds:.2f} MB/s with start-up, "
         f"{mb / own:.2f} MB/s without ({idle_s:.2f} s start-up); peak RSS {rss:.0f} MB"
     )
-
-
-@contextmanager
-def _new_database(work: Path, name: str, postgres: bool) -> Iterator[str]:
-    """A new database: SQLite migrated by its first use, PostgreSQL by `db upgrade` as an
-    operator would (dropped afterwards)."""
-    if not postgres:
-        yield f"sqlite:///{work / (name + '.db')}"
-        return
-    db = databases.create_pg_database()
-    try:
-        url = databases.pg_url(db)
-        _support.run_measured(["db", "upgrade"], _support.cli_env(url))
-        yield url
-    finally:
-        databases.drop_pg_database(db)
 
 
 def main() -> None:

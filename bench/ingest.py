@@ -21,8 +21,6 @@ from pathlib import Path
 
 import _support
 
-from yzos_jobs.testing import databases
-
 WORDS = [
     "refactor",
     "classifier",
@@ -106,17 +104,6 @@ def run_import(history: Path, db_url: str, config: Path) -> tuple[float, float, 
     return _support.run_measured(["import", "aider", str(history)], env)
 
 
-def fresh_db(workdir: Path, name: str, postgres: bool) -> tuple[str, str | None]:
-    """A new database; PostgreSQL migrated as an operator would (`db upgrade`), SQLite on first
-    use by the import itself."""
-    if postgres:
-        db = databases.create_pg_database()
-        url = databases.pg_url(db)
-        _support.run_measured(["db", "upgrade"], _support.cli_env(url))
-        return url, db
-    return f"sqlite:///{workdir / (name + '.db')}", None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=100.0)
@@ -130,8 +117,7 @@ def main() -> None:
         size_mb = history.stat().st_size / 2**20
         backend = "PostgreSQL" if args.postgres else "SQLite"
         print(f"aider history: {size_mb:.1f} MB, {sessions} sessions, {backend}, dry_run")
-        url, pg = fresh_db(work, "main", args.postgres)
-        try:
+        with _support.new_database(work, "main", args.postgres) as url:
             first_s, first_rss, first_out = run_import(history, url, config)
             print(
                 f"  first import     {first_s:7.2f} s  {size_mb / first_s:6.2f} MB/s  "
@@ -150,20 +136,13 @@ def main() -> None:
                 "target <= 5%)"
             )
             print(f"    {second_out}")
-        finally:
-            if pg:
-                databases.drop_pg_database(pg)
         print("  peak RSS as the file grows (streaming):")
         for fraction in (0.25, 0.5, 1.0):
             part = work / f"part-{fraction}" / ".aider.chat.history.md"
             part.parent.mkdir()
             write_history(part, args.mb * fraction)
-            url, pg = fresh_db(work, f"part{fraction}", args.postgres)
-            try:
+            with _support.new_database(work, f"part{fraction}", args.postgres) as url:
                 seconds, rss, _ = run_import(part, url, config)
-            finally:
-                if pg:
-                    databases.drop_pg_database(pg)
             mb = part.stat().st_size / 2**20
             print(f"    {mb:6.1f} MB  peak RSS {rss:6.0f} MB  ({seconds:.1f} s)")
 
