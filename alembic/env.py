@@ -8,7 +8,7 @@ from sqlalchemy import Connection
 
 from alembic import context
 from yzos_jobs.config import ConfigError, load_settings
-from yzos_jobs.db.engine import create_db_engine
+from yzos_jobs.db.connection import create_db_engine
 from yzos_jobs.db.models import Base
 
 config = context.config

@@ -48,7 +48,7 @@ if str(_support.REPO) not in sys.path:
 
 from sqlalchemy import select
 
-from yzos_jobs.db.engine import create_db_engine, make_session_factory
+from yzos_jobs.db.connection import create_db_engine, make_session_factory
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.models import ActivitySession, Entity, EntityCandidate
 

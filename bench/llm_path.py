@@ -20,7 +20,7 @@ import _support
 from sqlalchemy import text
 
 from yzos_jobs.db import migrate
-from yzos_jobs.db.engine import create_db_engine
+from yzos_jobs.db.connection import create_db_engine
 from yzos_jobs.testing import create_pg_database, drop_pg_database, pg_url
 
 CANDIDATES = """
@@ -95,8 +95,10 @@ def main() -> None:
         finally:
             drop_pg_database(name)
         report("once entity_promote", args.promote, stats["llm_calls"], elapsed, limit)
-        print(f"  {'':<34} promoted {stats['promoted']}, failed {stats['failed']}, "
-              f"peak RSS {peak:.0f} MB")
+        print(
+            f"  {'':<34} promoted {stats['promoted']}, failed {stats['failed']}, "
+            f"peak RSS {peak:.0f} MB"
+        )
         name, url = seeded(ENTITIES, args.entities)
         try:
             budget = {("jobs.entity_purge_v06", "max_llm_calls"): args.calls}
@@ -104,8 +106,9 @@ def main() -> None:
         finally:
             drop_pg_database(name)
         report("once entity_purge_v06", args.entities, stats["llm_calls"], elapsed, limit)
-        print(f"  {'':<34} judged {stats['judged']}, failed {stats['failed']}, "
-              f"peak RSS {peak:.0f} MB")
+        print(
+            f"  {'':<34} judged {stats['judged']}, failed {stats['failed']}, peak RSS {peak:.0f} MB"
+        )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from sqlalchemy import text
 
 from yzos_jobs.config import load_settings
 from yzos_jobs.db import migrate
-from yzos_jobs.db.engine import create_db_engine, make_session_factory
+from yzos_jobs.db.connection import create_db_engine, make_session_factory
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote
 from yzos_jobs.runtime import build_classifier

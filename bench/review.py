@@ -26,7 +26,7 @@ from sqlalchemy import Engine, text
 
 from yzos_jobs.config import load_settings
 from yzos_jobs.db import migrate
-from yzos_jobs.db.engine import create_db_engine, make_session_factory
+from yzos_jobs.db.connection import create_db_engine, make_session_factory
 from yzos_jobs.entity.refs import resolve
 from yzos_jobs.review import entities_report, explain_report
 from yzos_jobs.status import collect_status
@@ -116,7 +116,7 @@ def seed_statements(backend: str) -> list[tuple[str, str]]:
 
 
 def build(engine: Engine, backend: str, n: int) -> None:
-    from yzos_jobs.db.types import utcnow
+    from yzos_jobs.db.column_types import utcnow
 
     started = time.perf_counter()
     with engine.begin() as conn:

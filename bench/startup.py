@@ -27,8 +27,9 @@ def main() -> None:
         here = Path(tmp)
         shutil.copy(_support.SHIPPED_CONFIG, here / "config.toml")  # ./config.toml, as shipped
         env = _support.cli_env()
-        subprocess.run([_support.YZOS_JOBS, "status"], env=env, cwd=here, check=True,
-                       capture_output=True)  # creates and migrates ./yzos.db once
+        subprocess.run(
+            [_support.YZOS_JOBS, "status"], env=env, cwd=here, check=True, capture_output=True
+        )  # creates and migrates ./yzos.db once
         pairs = [
             ("yzos-jobs --help", [_support.YZOS_JOBS, "--help"],
              "python -c 'import click'", [sys.executable, "-c", "import click"], 0.25),

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.support import databases
 from tests.support.cli import kill_spawned
 from yzos_jobs.db import migrate
-from yzos_jobs.db.engine import create_db_engine, make_session_factory
+from yzos_jobs.db.connection import create_db_engine, make_session_factory
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 
+
 def _log() -> Any:
     from yzos_jobs.logging import get_logger
 
@@ -57,7 +58,7 @@ class AppContext:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            from yzos_jobs.db.engine import check_connection, create_db_engine
+            from yzos_jobs.db.connection import check_connection, create_db_engine
 
             self._engine = create_db_engine(self.settings.database.sqlalchemy_url)
             check_connection(self._engine)
@@ -72,7 +73,7 @@ class AppContext:
 
     @cached_property
     def session_factory(self) -> sessionmaker[Session]:
-        from yzos_jobs.db.engine import make_session_factory
+        from yzos_jobs.db.connection import make_session_factory
 
         return make_session_factory(self.ready_engine())
 
@@ -111,7 +112,7 @@ def _user_error(exc: Exception) -> tuple[str, int] | None:
     from sqlalchemy.exc import DBAPIError
 
     from yzos_jobs.config import ConfigError
-    from yzos_jobs.db.engine import DatabaseUnavailable
+    from yzos_jobs.db.connection import DatabaseUnavailable
     from yzos_jobs.db.schema_state import RevisionRefused, SchemaNotReady
 
     if isinstance(exc, ConfigError):
@@ -159,7 +160,7 @@ def db() -> None:
 def db_upgrade(app: AppContext, revision: str) -> None:
     """Upgrade the database to REVISION (default: head)."""
     from yzos_jobs.db import migrate
-    from yzos_jobs.db.engine import describe_url
+    from yzos_jobs.db.connection import describe_url
 
     migrate.upgrade(app.engine, revision)
     click.echo(f"{describe_url(app.engine)}: at revision {migrate.current_revision(app.engine)}")
@@ -171,7 +172,7 @@ def db_upgrade(app: AppContext, revision: str) -> None:
 def db_downgrade(app: AppContext, revision: str) -> None:
     """Downgrade the database to REVISION (e.g. 018, or base)."""
     from yzos_jobs.db import migrate
-    from yzos_jobs.db.engine import describe_url
+    from yzos_jobs.db.connection import describe_url
 
     migrate.downgrade(app.engine, revision)
     at = migrate.current_revision(app.engine) or "base"
@@ -182,7 +183,7 @@ def db_downgrade(app: AppContext, revision: str) -> None:
 @pass_app
 def db_current(app: AppContext) -> None:
     """Print the database's revision and the head revision."""
-    from yzos_jobs.db.engine import describe_url
+    from yzos_jobs.db.connection import describe_url
     from yzos_jobs.db.schema_state import current_revision, head_revision
 
     current, head = current_revision(app.engine), head_revision()
@@ -208,8 +209,8 @@ def classify_cmd(
     source_kind: str,
 ) -> None:
     """Judge one candidate and print the verdict as JSON."""
+    from yzos_jobs.inference.contract import ClassifyInput
     from yzos_jobs.inference.errors import ClassifierError
-    from yzos_jobs.inference.types import ClassifyInput
     from yzos_jobs.runtime import build_classifier
 
     inp = ClassifyInput(
@@ -267,7 +268,7 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
     if classifier.active_model_id() is None:
         _fail(
             click.get_current_context(),
-            "eval-triage needs a model: set [llm] backend = \"openai\" (dry_run triages nothing)",
+            'eval-triage needs a model: set [llm] backend = "openai" (dry_run triages nothing)',
             EXIT_USAGE,
         )
         return
@@ -410,7 +411,7 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
     Default: /Applications and ~/Applications on macOS, the XDG application directories
     elsewhere."""
     from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
-    from yzos_jobs.db.engine import transaction
+    from yzos_jobs.db.connection import transaction
     from yzos_jobs.observe.app_meta import AppFileError, default_app_dirs, scan_apps
 
     app.logging()
@@ -557,8 +558,6 @@ def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
         review.render_explain(report, sys.stdout)
 
 
-
-
 @cli.command("correct")
 @click.argument("ref")
 @click.option("--not-entity", is_flag=True, help="It is not an entity: archive it for good.")
@@ -597,8 +596,7 @@ def correct_cmd(
     chosen = [(name, value) for name, value in given.items() if value is not None]
     if len(chosen) != 1:
         raise click.UsageError(
-            "give exactly one of --not-entity, --kind, --rename, --merge-into, --restore, "
-            "--requeue"
+            "give exactly one of --not-entity, --kind, --rename, --merge-into, --restore, --requeue"
         )
     action, value = chosen[0]
     from yzos_jobs.runtime import build_classifier

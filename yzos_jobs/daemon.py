@@ -26,10 +26,10 @@ from apscheduler.events import (
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
-from yzos_jobs.maintain import runs
+from yzos_jobs.maintain import slots
 from yzos_jobs.maintain.runner import run_job
 
 log = get_logger(__name__)
@@ -72,7 +72,7 @@ class Daemon:
         if self.ctx.stop.is_set():
             return
         with self.active:
-            slot = runs.private_slot("run", self.ctx.owner, utcnow())
+            slot = slots.private_slot("run", self.ctx.owner, utcnow())
             run_job(self.ctx, "entity_promote", slot)
 
     def purge_tick(self) -> None:
@@ -80,7 +80,7 @@ class Daemon:
             return
         interval = timedelta(hours=self.ctx.settings.jobs.entity_purge_v06.interval_h)
         with self.active:
-            run_job(self.ctx, "entity_purge_v06", runs.interval_slot(utcnow(), interval))
+            run_job(self.ctx, "entity_purge_v06", slots.interval_slot(utcnow(), interval))
 
     def _schedule(self) -> None:
         jobs = self.ctx.settings.jobs
@@ -103,7 +103,7 @@ class Daemon:
         self.scheduler.add_job(
             self.purge_tick,
             IntervalTrigger(
-                seconds=interval.total_seconds(), start_date=runs.EPOCH, timezone="UTC"
+                seconds=interval.total_seconds(), start_date=slots.EPOCH, timezone="UTC"
             ),
             id="entity_purge_v06",
             name="entity_purge_v06",

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import Settings
-from yzos_jobs.db.engine import has_concurrent_writers
+from yzos_jobs.db.connection import has_concurrent_writers
 from yzos_jobs.inference.breaker import CircuitBreaker
-from yzos_jobs.inference.types import Judge
+from yzos_jobs.inference.contract import Judge
 
 
 def default_owner() -> str:

@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db import catalog
 from yzos_jobs.db.aliases import aliases_of
-from yzos_jobs.db.decisions import DecisionView, decisions_of_candidate, decisions_of_entity
+from yzos_jobs.db.decision_rows import DecisionView, decisions_of_candidate, decisions_of_entity
 from yzos_jobs.db.entities import EntityRow, entity_rows, projects_named
-from yzos_jobs.entity.decisions import normalize_name
+from yzos_jobs.entity.policy import normalize_name
 from yzos_jobs.entity.refs import AmbiguousRef, CandidateTarget, EntityTarget, Target, resolve
 
 SHOW_SIGHTINGS = 10

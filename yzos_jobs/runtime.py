@@ -10,8 +10,8 @@ from yzos_jobs.config import Settings
 from yzos_jobs.db.apps import lookup_app_metadata
 from yzos_jobs.db.verdict_cache import VerdictCache
 from yzos_jobs.entity.classifier import Classifier
+from yzos_jobs.inference.contract import AppMetadata
 from yzos_jobs.inference.profile import InferenceProfile
-from yzos_jobs.inference.types import AppMetadata
 
 
 def build_classifier(

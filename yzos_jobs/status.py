@@ -9,7 +9,7 @@ from sqlalchemy import Connection
 
 from yzos_jobs.config import Settings
 from yzos_jobs.db import overview
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.kinds import ENTITY_KINDS
 
 RECENT = timedelta(minutes=15)
@@ -98,10 +98,7 @@ def render_status(report: dict[str, Any]) -> str:
     )
     for status in ("active", "archived"):
         kinds = report["entities"].get(status, {})
-        lines.append(
-            f"{status:<10}  "
-            + "  ".join(f"{k} {kinds.get(k, 0)}" for k in ENTITY_KINDS)
-        )
+        lines.append(f"{status:<10}  " + "  ".join(f"{k} {kinds.get(k, 0)}" for k in ENTITY_KINDS))
     if not report["jobs"]:
         lines.append("jobs        no runs yet")
     for name, job in report["jobs"].items():

@@ -9,7 +9,7 @@ from sqlalchemy import text
 
 from tests.support.cli import run_cli
 from tests.support.jobs import add_candidates, make_ctx
-from yzos_jobs.db.engine import create_db_engine
+from yzos_jobs.db.connection import create_db_engine
 
 
 def _rename(db_url: str, old: str, new: str) -> None:

@@ -16,9 +16,9 @@ from tests.adversarial.llm_env import llm_cli_env
 from tests.support.cli import cli_env, run_cli
 from tests.support.jobs import T0, add_candidates, candidates, entities, make_ctx
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import Entity, EntityOverride, ImporterFile
-from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.classifier import SYSTEM_PROMPT
 from yzos_jobs.importers.jsonl import JsonlImporter
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
@@ -111,9 +111,7 @@ def test_status_check_fails_when_the_fallback_decided_the_last_run(
     assert "100%" in line and "max_fallback_share" in line
 
 
-def test_jsonl_records_stay_imported_once_without_file_offsets(
-    db_url: str, tmp_path: Path
-) -> None:
+def test_jsonl_records_stay_imported_once_without_file_offsets(db_url: str, tmp_path: Path) -> None:
     ctx = make_ctx(db_url)
     source = Path(__file__).resolve().parents[1] / "fixtures" / "observations.jsonl"
     first = JsonlImporter(ctx).import_paths([source])

@@ -11,7 +11,7 @@ import pytest
 from tests.support.llm import make_classifier
 from yzos_jobs.config import Settings
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.entity.classifier import (
     Classifier,
     ClassifyInput,

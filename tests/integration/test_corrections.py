@@ -17,7 +17,7 @@ from tests.support.jobs import (
     make_ctx,
     sighting_count,
 )
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import Entity, EntityOverride
 from yzos_jobs.entity.classifier import ClassifyInput
 from yzos_jobs.entity.corrections import correct

@@ -20,11 +20,11 @@ from tests.support.jobs import (
     sighting_count,
     triage_session,
 )
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import Decision, EntityOverride, JobRun
-from yzos_jobs.db.types import utcnow
 from yzos_jobs.entity.corrections import correct
-from yzos_jobs.entity.engine import SessionTriage, TriageProject, TriageTask
+from yzos_jobs.entity.triage_writes import SessionTriage, TriageProject, TriageTask
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.maintain.runner import run_job

@@ -14,7 +14,7 @@ from sqlalchemy import func, select, text
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.jobs import candidates, entities, make_ctx
-from yzos_jobs.db.engine import create_db_engine
+from yzos_jobs.db.connection import create_db_engine
 from yzos_jobs.db.models import EntityCandidate, ImporterSeen
 from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 

@@ -7,17 +7,17 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from tests.support.jobs import make_ctx
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import JobRun
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.maintain import runs
+from yzos_jobs.maintain import slots
 from yzos_jobs.maintain.runner import run_job
 from yzos_jobs.status import collect_status
 
 
 def test_a_slot_runs_once_and_a_dead_owners_slot_can_run_again(db_url: str) -> None:
     ctx = make_ctx(db_url)
-    slot = runs.interval_slot(utcnow(), timedelta(hours=6))
+    slot = slots.interval_slot(utcnow(), timedelta(hours=6))
     assert run_job(ctx, "entity_purge_v06", slot).status == "succeeded"
     other = make_ctx(db_url, owner="other:2")
     assert run_job(other, "entity_purge_v06", slot).status == "skipped"

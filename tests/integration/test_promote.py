@@ -130,9 +130,9 @@ def test_expired_leases_come_back_and_attempts_are_bounded(db_url: str) -> None:
 
     from sqlalchemy import update
 
-    from yzos_jobs.db.engine import transaction
+    from yzos_jobs.db.column_types import utcnow
+    from yzos_jobs.db.connection import transaction
     from yzos_jobs.db.models import EntityCandidate
-    from yzos_jobs.db.types import utcnow
 
     with OpenAIDouble() as llm:
         ctx = make_ctx(db_url, llm.base_url, entity_promote={"max_attempts": 2})
@@ -169,10 +169,10 @@ def test_expired_leases_come_back_and_attempts_are_bounded(db_url: str) -> None:
 def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
     from sqlalchemy import update
 
-    from yzos_jobs.db.engine import transaction
+    from yzos_jobs.db.column_types import utcnow
+    from yzos_jobs.db.connection import transaction
     from yzos_jobs.db.models import EntityCandidate
     from yzos_jobs.db.queue import claim_batch
-    from yzos_jobs.db.types import utcnow
     from yzos_jobs.entity.updater import promote_candidate, write_decisions
 
     ctx = make_ctx(db_url)

@@ -98,9 +98,9 @@ def test_archived_entity_stays_archived_when_seen_again(db_url: str) -> None:
 def test_purge_drops_expired_cached_verdicts_and_old_runs(db_url: str) -> None:
     from datetime import timedelta
 
-    from yzos_jobs.db.engine import transaction
+    from yzos_jobs.db.column_types import utcnow
+    from yzos_jobs.db.connection import transaction
     from yzos_jobs.db.models import JobRun, VerdictCacheRow
-    from yzos_jobs.db.types import utcnow
 
     ctx = make_ctx(db_url)
     now = utcnow()

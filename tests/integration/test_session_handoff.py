@@ -100,7 +100,7 @@ def test_with_a_model_closed_sessions_are_held_and_their_digest_queued(
         assert (stats.digests, stats.promoted, llm.calls) == (2, 0, 0)  # no inline promote
         assert {c.status for c in candidates(ctx)} == {"held"} and entities(ctx) == []
         queued = triages(ctx)
-        # the payload db/triage.py documents, built by the parsing session_digests uses
+        # the payload db/triage_queue.py documents, built by the parsing session_digests uses
         assert [(t.kind, t.part) for t in queued] == [("digest", ""), ("digest", "")]
         assert [t.payload for t in queued] == [d.payload for d in session_digests(path, "aider")]
         last = external_ids(ctx)[LAST]

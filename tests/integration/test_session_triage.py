@@ -9,12 +9,12 @@ from typing import Any
 from sqlalchemy import select
 
 from tests.support.jobs import T0, candidates, entities, make_ctx, sighting_count
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.activity_sessions import upsert_activity_session
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import SessionTriage
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import upsert_activity_session
-from yzos_jobs.db.triage import queue_triage
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.triage_queue import queue_triage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote
 from yzos_jobs.testing import (
@@ -142,9 +142,7 @@ def test_failed_triage_is_retried_then_the_line_level_path_takes_the_session(
     failures = [Raw("I cannot answer in JSON today."), Status(500), Hang(3.0)]
     for n, failure in enumerate(failures):
         with OpenAIDouble(_failing_triage(failure)) as llm:
-            ctx = make_ctx(
-                db_url, llm.base_url, llm={"timeout_s": 1.0}, triage={"max_attempts": 2}
-            )
+            ctx = make_ctx(db_url, llm.base_url, llm={"timeout_s": 1.0}, triage={"max_attempts": 2})
             session = f"s{n}"
             queue_session(ctx, session, rephrasing_session()[:3])
             first = run_entity_promote(ctx)
@@ -201,7 +199,7 @@ def test_the_request_carries_the_schema_the_digest_as_data_and_the_open_tasks(
         assert body["max_tokens"] == ctx.settings.triage.max_tokens
         if constraint == "grammar":
             assert "tasks-list" in body["grammar"] and "response_format" not in body
-            assert "( ws \",\" ws task-object ){0,4}" in body["grammar"]
+            assert '( ws "," ws task-object ){0,4}' in body["grammar"]
         else:
             fmt = body["response_format"]["json_schema"]
             assert fmt["name"] == "triage" and fmt["strict"] is True

@@ -10,7 +10,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from yzos_jobs.db import migrate
-from yzos_jobs.db.engine import create_db_engine
+from yzos_jobs.db.connection import create_db_engine
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 
 from yzos_jobs.db import migrate
-from yzos_jobs.db.engine import create_db_engine
+from yzos_jobs.db.connection import create_db_engine
 from yzos_jobs.db.models import Base
 
 ALL_TABLES = {

@@ -9,16 +9,16 @@ from typing import Any
 from sqlalchemy import func, select
 
 from yzos_jobs.config import Settings
-from yzos_jobs.db.engine import create_db_engine, make_session_factory, transaction
+from yzos_jobs.db.activity_sessions import upsert_activity_session
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import create_db_engine, make_session_factory, transaction
 from yzos_jobs.db.models import Decision, Entity, EntityCandidate, EntitySighting
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import upsert_activity_session
-from yzos_jobs.db.triage import queue_triage
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.engine import SessionTriage
+from yzos_jobs.db.triage_queue import queue_triage
+from yzos_jobs.entity.triage_writes import SessionTriage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.runtime import build_classifier
-from yzos_jobs.supply.triage import TriageRun, run_triage
+from yzos_jobs.supply.triage_apply import TriageRun, run_triage
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 

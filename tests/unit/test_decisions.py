@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from yzos_jobs.db.queue import ClaimedCandidate
-from yzos_jobs.db.sightings import fingerprint
-from yzos_jobs.entity.decisions import (
+from yzos_jobs.db.sighting_rows import fingerprint
+from yzos_jobs.entity.policy import (
     Promote,
     Reject,
     Release,
@@ -20,8 +20,8 @@ from yzos_jobs.entity.decisions import (
     normalize_name,
     prepare,
 )
+from yzos_jobs.inference.contract import ClassifyOutcome, ClassifyVerdict
 from yzos_jobs.inference.errors import LlmFailed, LlmInvalidOutput, LlmTimeout
-from yzos_jobs.inference.types import ClassifyOutcome, ClassifyVerdict
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

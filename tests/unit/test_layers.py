@@ -28,7 +28,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 # Narrower rules inside an allowed edge: (importer, imported) -> the modules it may name.
 ONLY: dict[tuple[str, str], set[str]] = {
-    ("db", "inference"): {"yzos_jobs.inference.types"},  # the contract types, never a client
+    ("db", "inference"): {"yzos_jobs.inference.contract"},  # the contract types, never a client
     ("logging", "inference"): {"yzos_jobs.inference.redact"},
     ("entity", "importers"): {"yzos_jobs.importers.digests"},  # eval-triage rebuilds digests
     ("importers", "entity"): {"yzos_jobs.entity.noise_filter"},

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import Table
 
 from yzos_jobs.db import overview
+from yzos_jobs.db.column_types import Json, UTCDateTime
 from yzos_jobs.db.models import Base
-from yzos_jobs.db.types import Json, UTCDateTime
 
 
 @pytest.mark.parametrize(

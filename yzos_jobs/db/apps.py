@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.dialect import upsert_insert
 from yzos_jobs.db.models import AppMetadataRow
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.inference.types import AppMetadata
+from yzos_jobs.inference.contract import AppMetadata
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from blake3 import blake3
 from sqlalchemy import func, select, tuple_
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.dialect import upsert_insert
 from yzos_jobs.db.models import ImporterFile, ImporterSeen
-from yzos_jobs.db.types import utcnow
 
 Key = tuple[str, str]  # (session id, record id)
 LOOKUP_CHUNK = 500

@@ -8,9 +8,9 @@ from types import TracebackType
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.queue import extend_lease
-from yzos_jobs.db.types import utcnow
 from yzos_jobs.logging import get_logger
 
 log = get_logger(__name__)

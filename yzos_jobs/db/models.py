@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from yzos_jobs.db.types import BigId, Json, UTCDateTime
+from yzos_jobs.db.column_types import BigId, Json, UTCDateTime
 from yzos_jobs.kinds import ENTITY_KINDS
 
 ENTITY_STATUSES = ("active", "archived")

@@ -11,7 +11,7 @@ from typing import Any
 
 from sqlalchemy import Connection, column, func, select, table
 
-from yzos_jobs.db.types import Json, UTCDateTime
+from yzos_jobs.db.column_types import Json, UTCDateTime
 
 CANDIDATES = table("entity_candidates", column("status"))
 ENTITIES = table("entities", column("kind"), column("status"))

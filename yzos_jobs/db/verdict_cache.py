@@ -9,10 +9,10 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.dialect import upsert_insert
-from yzos_jobs.db.engine import transaction
 from yzos_jobs.db.models import VerdictCacheRow
-from yzos_jobs.db.types import utcnow
 
 _CHUNK = 500
 

@@ -20,9 +20,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from blake3 import blake3
 from pydantic import ValidationError
 
-from yzos_jobs.entity.decisions import display_name as normalize_display_name
+from yzos_jobs.entity.policy import display_name as normalize_display_name
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.client import build_client, chat, constraint_params
+from yzos_jobs.inference.contract import (
+    AppMetadata,
+    Classified,
+    ClassifierUsage,
+    ClassifyInput,
+    ClassifyOutcome,
+    ClassifyVerdict,
+    CorrectionExample,
+    VerdictSource,
+    VerdictStore,
+)
 from yzos_jobs.inference.errors import (
     ClassifierError,
     LlmFailed,
@@ -36,17 +47,6 @@ from yzos_jobs.inference.redact import mask_url_credentials
 from yzos_jobs.inference.replies import encode_data, extract_json
 from yzos_jobs.inference.scheduler import InferenceScheduler
 from yzos_jobs.inference.schema import Field, verdict_json_schema
-from yzos_jobs.inference.types import (
-    AppMetadata,
-    Classified,
-    ClassifierUsage,
-    ClassifyInput,
-    ClassifyOutcome,
-    ClassifyVerdict,
-    CorrectionExample,
-    VerdictSource,
-    VerdictStore,
-)
 from yzos_jobs.kinds import ENTITY_KINDS
 
 if TYPE_CHECKING:
@@ -615,6 +615,7 @@ def _unexpected(exc: Exception) -> LlmFailed:
     """An error no layer below anticipated, as this input's failure (the batch goes on)."""
     detail = mask_url_credentials(str(exc))[:200]
     return LlmFailed(f"unexpected {exc.__class__.__name__} while asking the model: {detail}")
+
 
 def _timed(fn: Callable[..., _T], *args: Any) -> tuple[_T, int]:
     """fn(*args) and how long it took, in milliseconds."""

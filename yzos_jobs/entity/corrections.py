@@ -20,17 +20,17 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.db import entities as entity_db
-from yzos_jobs.db.decisions import DecisionRow, recent_user_corrections, record_decisions
-from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import run_in_transaction
+from yzos_jobs.db.decision_rows import DecisionRow, recent_user_corrections, record_decisions
 from yzos_jobs.db.entities import USER, EntityKey, EntityRow
 from yzos_jobs.db.queue import requeue_candidate
-from yzos_jobs.db.types import utcnow
 from yzos_jobs.db.verdict_cache import forget_verdicts
-from yzos_jobs.entity.decisions import display_name, normalize_name
 from yzos_jobs.entity.merge import merge_entities, remember_old_key, scope_for
+from yzos_jobs.entity.policy import display_name, normalize_name
 from yzos_jobs.entity.refs import CandidateTarget, EntityTarget, resolve, resolve_entity
 from yzos_jobs.entity.trail import verdict_fields
-from yzos_jobs.inference.types import ClassifyInput, ClassifyVerdict, CorrectionExample
+from yzos_jobs.inference.contract import ClassifyInput, ClassifyVerdict, CorrectionExample
 
 Action = Literal["not_entity", "kind", "rename", "merge_into", "restore", "requeue"]
 CacheKeys = Callable[[Sequence[ClassifyInput]], list[str]]

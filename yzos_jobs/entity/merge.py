@@ -16,10 +16,10 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db import aliases
 from yzos_jobs.db import entities as entity_db
-from yzos_jobs.db.decisions import move_decisions
+from yzos_jobs.db.decision_rows import move_decisions
 from yzos_jobs.db.entities import EntityKey, EntityRow
 from yzos_jobs.db.queue import relink_candidates
-from yzos_jobs.db.sightings import move_sightings
+from yzos_jobs.db.sighting_rows import move_sightings
 
 
 def merge_entities(

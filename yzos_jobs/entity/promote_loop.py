@@ -10,17 +10,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from yzos_jobs.db import queue
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.dialect import PlannerStatsKeeper
-from yzos_jobs.db.engine import transaction
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.decisions import FailurePolicy
+from yzos_jobs.entity.policy import FailurePolicy
 from yzos_jobs.entity.updater import (
     JudgedBatch,
     PromoteStats,
     promote_candidate,
     write_decisions,
 )
-from yzos_jobs.inference.types import ClassifierUsage
+from yzos_jobs.inference.contract import ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 

@@ -16,7 +16,7 @@ from yzos_jobs.db.catalog import (
     entities_named,
 )
 from yzos_jobs.db.entities import EntityRow, entity_rows
-from yzos_jobs.entity.decisions import normalize_name
+from yzos_jobs.entity.policy import normalize_name
 
 _ID_REF = re.compile(r"([ec]):(\d{1,18})")
 MAX_MATCHES = 20

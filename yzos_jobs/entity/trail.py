@@ -1,5 +1,5 @@
 """What a decision row says, built at each call site from the verdict (or its absence) that moved
-a candidate or an entity. Pure: no database, no network; `db/decisions.py` writes the rows.
+a candidate or an entity. Pure: no database, no network; `db/decision_rows.py` writes the rows.
 
 A row's `verdict` is the verdict JSON (is_real_entity, kind, display_name, confidence, reason);
 where no model judged (the structural fallback, a user), it has the same fields with what was
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from yzos_jobs.db.decisions import DecisionRow
-from yzos_jobs.entity.decisions import Prepared, Promote, Reject
-from yzos_jobs.inference.types import ClassifyOutcome
+from yzos_jobs.db.decision_rows import DecisionRow
+from yzos_jobs.entity.policy import Prepared, Promote, Reject
+from yzos_jobs.inference.contract import ClassifyOutcome
 
 # Sources whose row names the model and the prompt it was asked with.
 _JUDGED = ("llm", "cache")

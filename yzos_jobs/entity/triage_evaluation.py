@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from yzos_jobs.config import Settings
-from yzos_jobs.entity.triage import TriageReply, ask_triage
+from yzos_jobs.entity.triage_call import TriageReply, ask_triage
 from yzos_jobs.importers.digests import session_digests
+from yzos_jobs.inference.contract import ClassifierUsage, Judge
 from yzos_jobs.inference.errors import ClassifierError
-from yzos_jobs.inference.types import ClassifierUsage, Judge
 
 FORMATS = ("aider", "claude-code")
 
@@ -62,10 +62,14 @@ class TriageEvalReport:
 
     def as_dict(self) -> dict[str, Any]:
         latencies = sorted(self.usage.latencies_s)
-        pct = {
-            f"p{q}": round(latencies[min(len(latencies) - 1, len(latencies) * q // 100)], 3)
-            for q in (50, 90, 99)
-        } if latencies else {}
+        pct = (
+            {
+                f"p{q}": round(latencies[min(len(latencies) - 1, len(latencies) * q // 100)], 3)
+                for q in (50, 90, 99)
+            }
+            if latencies
+            else {}
+        )
         return {
             "sessions": self.sessions,
             "precision": round(self._ratio(self.right, self.proposed), 3),

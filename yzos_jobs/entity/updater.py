@@ -1,7 +1,7 @@
 """Promotion, the seed's `promote_candidate` path: judge claimed candidates, then write what each
 verdict means (a new or existing entity, a terminal rejection, or back to the queue).
 
-Orchestration only: the policy is `entity/decisions.py`, the SQL is `db/`. Ownership: every write
+Orchestration only: the policy is `entity/policy.py`, the SQL is `db/`. Ownership: every write
 to a candidate names the owner and state it expects; a row whose lease was lost to another daemon
 is left alone.
 """
@@ -17,13 +17,13 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db import queue
-from yzos_jobs.db.decisions import DecisionRow, record_decisions
-from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import run_in_transaction
+from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
 from yzos_jobs.db.leases import LeaseKeeper
 from yzos_jobs.db.queue import ClaimedCandidate, FinishedCandidate
-from yzos_jobs.db.sightings import Sighting, add_sightings
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.decisions import (
+from yzos_jobs.db.sighting_rows import Sighting, add_sightings
+from yzos_jobs.entity.policy import (
     FailurePolicy,
     Prepared,
     Promote,
@@ -35,7 +35,7 @@ from yzos_jobs.entity.decisions import (
     prepare,
 )
 from yzos_jobs.entity.trail import candidate_decision
-from yzos_jobs.inference.types import Classified, ClassifierUsage
+from yzos_jobs.inference.contract import Classified, ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
 
 
@@ -113,8 +113,7 @@ def mark_candidate_rejected(
 ) -> int:
     """The only code that rejects a candidate (terminal)."""
     capped = [
-        FinishedCandidate(r.id, r.entity_id, r.verdict, (r.reason or "")[:1000])
-        for r in rejections
+        FinishedCandidate(r.id, r.entity_id, r.verdict, (r.reason or "")[:1000]) for r in rejections
     ]
     return queue.finish_candidates(session, owner, "rejected", capped, now)
 

@@ -34,9 +34,9 @@ from yzos_jobs.importers.aider_history import (
     read_sessions,
 )
 from yzos_jobs.importers.base import FileImporter, OpenedFile, head_hash
+from yzos_jobs.importers.closed_session import ClosedSession, segment_of
 from yzos_jobs.importers.reading import LinesBefore, Position
 from yzos_jobs.importers.records import Unit, Written
-from yzos_jobs.importers.sessions import ClosedSession, segment_of
 
 IMPORTER = "aider"
 SESSIONS_PER_BATCH = 100

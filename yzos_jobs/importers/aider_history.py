@@ -40,9 +40,7 @@ from blake3 import blake3
 from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.base import parse_timestamp
-from yzos_jobs.importers.reading import Line, LinesBefore, Position, read_lines
-from yzos_jobs.importers.records import ImportRecordError
-from yzos_jobs.importers.sessions import (
+from yzos_jobs.importers.closed_session import (
     ClosedSession,
     Commit,
     Event,
@@ -52,6 +50,8 @@ from yzos_jobs.importers.sessions import (
     has_words,
     title_of,
 )
+from yzos_jobs.importers.reading import Line, LinesBefore, Position, read_lines
+from yzos_jobs.importers.records import ImportRecordError
 
 HISTORY_FILE = ".aider.chat.history.md"
 HEADER = re.compile(

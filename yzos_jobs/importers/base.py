@@ -23,13 +23,14 @@ from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.activity_sessions import SessionFacts, upsert_activity_sessions
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.importer_state import FileMark, load_mark, save_mark
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import SessionFacts, upsert_activity_sessions
-from yzos_jobs.db.triage import queue_triage
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.triage_queue import queue_triage
 from yzos_jobs.files import describe, find_regular_files, open_regular
 from yzos_jobs.importers.batches import Write, write_batch, write_each
+from yzos_jobs.importers.closed_session import ClosedSession
 from yzos_jobs.importers.reading import (
     MAX_LINE_BYTES,
     Line,
@@ -45,7 +46,6 @@ from yzos_jobs.importers.records import (
     Written,
 )
 from yzos_jobs.importers.session_end import SessionEnd
-from yzos_jobs.importers.sessions import ClosedSession
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.text import shown
 

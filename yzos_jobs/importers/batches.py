@@ -17,7 +17,7 @@ from typing import TypeVar
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, StatementError
 from sqlalchemy.orm import Session, sessionmaker
 
-from yzos_jobs.db.engine import run_in_transaction
+from yzos_jobs.db.connection import run_in_transaction
 from yzos_jobs.db.importer_state import claim_records, remember_contents, stored_contents
 from yzos_jobs.importers.records import ImportRecordError, Unit, Written
 from yzos_jobs.text import shown

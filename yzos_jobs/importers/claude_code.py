@@ -23,8 +23,8 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
-from yzos_jobs.db.sessions import session_project_paths
 from yzos_jobs.importers.base import FileImporter, OpenedFile
 from yzos_jobs.importers.claude_transcript import (
     SUBAGENTS,
@@ -32,9 +32,9 @@ from yzos_jobs.importers.claude_transcript import (
     TranscriptSession,
     add_facts,
 )
+from yzos_jobs.importers.closed_session import ClosedSession
 from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import Unit, Written
-from yzos_jobs.importers.sessions import ClosedSession
 
 IMPORTER = "claude_code"
 UUIDS = "uuid"  # importer_seen session_id under which record uuids are kept, across files

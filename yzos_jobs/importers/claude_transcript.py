@@ -34,9 +34,7 @@ from typing import Any
 from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.base import parse_json_object, parse_timestamp
-from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
-from yzos_jobs.importers.records import ImportRecordError, record_key
-from yzos_jobs.importers.sessions import (
+from yzos_jobs.importers.closed_session import (
     ClosedSession,
     Commit,
     Event,
@@ -46,6 +44,8 @@ from yzos_jobs.importers.sessions import (
     title_of,
     word_units,
 )
+from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.records import ImportRecordError, record_key
 from yzos_jobs.text import clean_text
 
 SUBAGENTS = "subagents"

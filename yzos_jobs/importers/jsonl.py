@@ -18,12 +18,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.activity_sessions import upsert_activity_session
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.importer_state import content_digest
 from yzos_jobs.db.queue import NewCandidate, insert_candidates
-from yzos_jobs.db.sessions import upsert_activity_session
-from yzos_jobs.db.triage import queue_triage
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.triage_queue import queue_triage
 from yzos_jobs.importers.base import (
     FileImporter,
     OpenedFile,
@@ -35,7 +35,7 @@ from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.supply.pipeline import apply_entities
-from yzos_jobs.supply.triage import run_triage
+from yzos_jobs.supply.triage_apply import run_triage
 from yzos_jobs.text import clean_text, shown
 
 IMPORTER = "jsonl"
@@ -63,7 +63,7 @@ class SessionEnd:
 
 @dataclass(frozen=True)
 class TriageRecord:
-    """A triage record's proposals, queued for session triage (`supply/triage.py`)."""
+    """A triage record's proposals, queued for session triage (`supply/triage_apply.py`)."""
 
     proposals: dict[str, list[dict[str, str | None]]]
 

@@ -41,5 +41,3 @@ def extract_json(text: str) -> Any:
     except RecursionError:
         raise LlmInvalidOutput("JSON nested too deeply") from None
     return value
-
-

@@ -9,20 +9,20 @@ from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
-from yzos_jobs.db.decisions import delete_decisions_before
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
+from yzos_jobs.db.decision_rows import delete_decisions_before
+from yzos_jobs.db.job_runs import prune_runs
 from yzos_jobs.db.overview import count_by_status
 from yzos_jobs.db.queue import reclaim_expired
-from yzos_jobs.db.runs import prune_runs
-from yzos_jobs.db.types import utcnow
 from yzos_jobs.db.verdict_cache import delete_expired_verdicts
 from yzos_jobs.entity.promote_loop import promote_pending
-from yzos_jobs.inference.types import ClassifierUsage
+from yzos_jobs.inference.contract import ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.maintain import JOB_ALIASES, JOB_NAMES
 from yzos_jobs.maintain.purge import PurgeStats, rejudge_due
-from yzos_jobs.supply.triage import run_triage
+from yzos_jobs.supply.triage_apply import run_triage
 
 log = get_logger(__name__)
 
@@ -97,7 +97,6 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
 JOBS: dict[str, Callable[[JobContext], JobStats]] = dict(
     zip(JOB_NAMES, (run_entity_promote, run_entity_purge_v06), strict=True)
 )
-
 
 
 def canonical_job(name: str) -> str:

@@ -13,13 +13,13 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import entities as entity_db
-from yzos_jobs.db.decisions import DecisionRow, record_decisions
-from yzos_jobs.db.engine import run_in_transaction
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.decisions import meaningful_summary
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import run_in_transaction
+from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
 from yzos_jobs.entity.merge import merge_entities, remember_old_key, scope_for
+from yzos_jobs.entity.policy import meaningful_summary
 from yzos_jobs.entity.trail import judged_decision
-from yzos_jobs.inference.types import Classified, ClassifierUsage, ClassifyInput, ClassifyOutcome
+from yzos_jobs.inference.contract import Classified, ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
 from yzos_jobs.logging import get_logger

@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
-from yzos_jobs.maintain import runs
+from yzos_jobs.maintain import slots
 from yzos_jobs.maintain.jobs import JOBS, canonical_job
 
 log = get_logger(__name__)
@@ -28,9 +28,9 @@ def run_job(ctx: JobContext, job: str, slot: str | None = None) -> RunResult:
     """Run `job` once. `slot` None: a slot of its own (never blocks, never blocked); a shared slot
     (the scheduled purge) runs once across every daemon."""
     name = canonical_job(job)
-    slot = slot or runs.private_slot("once", ctx.owner, utcnow())
+    slot = slot or slots.private_slot("once", ctx.owner, utcnow())
     lease_s = ctx.settings.jobs.run_lease_s
-    handle = runs.claim_slot(ctx.sessions, name, slot, ctx.owner, lease_s)
+    handle = slots.claim_slot(ctx.sessions, name, slot, ctx.owner, lease_s)
     if handle is None:
         log.info("job slot taken by another daemon", job=name, slot=slot, owner=ctx.owner)
         return RunResult(name, slot, "skipped")
@@ -38,17 +38,17 @@ def run_job(ctx: JobContext, job: str, slot: str | None = None) -> RunResult:
     ctx = replace(ctx, run_id=handle.id, breaker=ctx.classifier.new_breaker())
     log.info("job started", job=name, slot=slot, owner=ctx.owner)
     try:
-        with runs.keep_alive(ctx.sessions, handle, lease_s):
+        with slots.keep_alive(ctx.sessions, handle, lease_s):
             stats = JOBS[name](ctx)
     except Exception as exc:
         error = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
         seconds = round(time.monotonic() - started, 3)
         try:
-            runs.finish_run(ctx.sessions, handle, {"seconds": seconds}, error)
+            slots.finish_run(ctx.sessions, handle, {"seconds": seconds}, error)
         except Exception as record_exc:  # the lease expiry marks it failed instead
             log.error("could not record failed run", job=name, error=str(record_exc))
         log.error("job failed", job=name, slot=slot, owner=ctx.owner, error=error, seconds=seconds)
         return RunResult(name, slot, "failed", {"seconds": seconds}, error)
-    runs.finish_run(ctx.sessions, handle, stats, None)
+    slots.finish_run(ctx.sessions, handle, stats, None)
     log.info("job finished", job=name, slot=slot, owner=ctx.owner, **stats)
     return RunResult(name, slot, "succeeded", stats)

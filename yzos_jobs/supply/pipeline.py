@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from yzos_jobs.db.engine import transaction
-from yzos_jobs.db.sessions import upsert_activity_session
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.activity_sessions import upsert_activity_session
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.entity.promote_loop import promote_pending
 from yzos_jobs.entity.updater import PromoteStats
 from yzos_jobs.jobcontext import JobContext

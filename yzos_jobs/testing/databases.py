@@ -17,7 +17,7 @@ def pg_unavailable_reason() -> str | None:
     """Why the PostgreSQL server behind YZOS_TEST_PG_URL cannot be used, or None."""
     from sqlalchemy import create_engine
 
-    from yzos_jobs.db.engine import DatabaseUnavailable, check_connection
+    from yzos_jobs.db.connection import DatabaseUnavailable, check_connection
 
     engine = create_engine(PG_ADMIN_URL, connect_args={"connect_timeout": 5})
     try:

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from yzos_jobs.db import triage as triage_db
-from yzos_jobs.db.engine import run_in_transaction, transaction
+from yzos_jobs.db import triage_queue as triage_db
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import run_in_transaction, transaction
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.leases import LeaseKeeper
-from yzos_jobs.db.types import utcnow
-from yzos_jobs.entity.engine import (
+from yzos_jobs.entity.triage_call import TriageReply, ask_triage
+from yzos_jobs.entity.triage_writes import (
     JudgedTriage,
     SessionTriage,
     TriagePerson,
@@ -33,9 +34,8 @@ from yzos_jobs.entity.engine import (
     judge_triage,
     write_triage,
 )
-from yzos_jobs.entity.triage import TriageReply, ask_triage
+from yzos_jobs.inference.contract import ClassifierUsage
 from yzos_jobs.inference.errors import ClassifierError
-from yzos_jobs.inference.types import ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 

@@ -1,10 +1,10 @@
 """The seed's `engine`: writes what a session's triage proposes, at the call sites
 `merge_or_create_project` and `merge_or_create_task`.
 
-A proposal comes from a triage call over a coding session's digest (`supply/triage.py`) or from a
-JSONL `triage` record. Every proposal goes through classify() first (`judge_triage`): the judge
-still decides real, app or noise. The write (`write_triage`) is one transaction: the project, the
-tasks (a task the reply tied to an offered open task gets a sighting there instead of a new
+A proposal comes from a triage call over a coding session's digest (`supply/triage_apply.py`)
+or from a JSONL `triage` record. Every proposal goes through classify() first (`judge_triage`):
+the judge still decides real, app or noise. The write (`write_triage`) is one transaction: the
+project, the tasks (a task the reply tied to an offered open task gets a sighting there instead of a new
 entity), the persons, and the session's held candidates, kept as evidence — a sighting of the task
 whose lines they are — or rejected when no proposed work item rests on them.
 """
@@ -18,12 +18,12 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import entities as entity_db
-from yzos_jobs.db.decisions import DecisionRow, record_decisions
-from yzos_jobs.db.sightings import Sighting, add_sightings
-from yzos_jobs.db.triage import HeldCandidate, settle_held
-from yzos_jobs.db.types import utcnow
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
+from yzos_jobs.db.sighting_rows import Sighting, add_sightings
+from yzos_jobs.db.triage_queue import HeldCandidate, settle_held
 from yzos_jobs.entity import noise_filter
-from yzos_jobs.entity.decisions import (
+from yzos_jobs.entity.policy import (
     SUMMARY_CHARS,
     display_name,
     meaningful_summary,
@@ -31,7 +31,7 @@ from yzos_jobs.entity.decisions import (
 )
 from yzos_jobs.entity.trail import judged_decision, verdict_fields
 from yzos_jobs.entity.updater import update_existing
-from yzos_jobs.inference.types import ClassifierUsage, ClassifyInput, ClassifyOutcome
+from yzos_jobs.inference.contract import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
 

@@ -15,10 +15,10 @@ from typing import Any
 from blake3 import blake3
 from sqlalchemy.orm import Session, sessionmaker
 
-from yzos_jobs.db import runs as run_db
-from yzos_jobs.db.engine import transaction
+from yzos_jobs.db import job_runs as run_db
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.leases import LeaseKeeper
-from yzos_jobs.db.types import utcnow
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

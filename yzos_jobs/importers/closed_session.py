@@ -12,7 +12,7 @@ Structure only decides what a candidate is:
   and must not be structural noise; a title the session repeats is one candidate. Whether it
   is work is the judge's (and triage's) call.
 
-The digest payload is the one `db/triage.py` documents.
+The digest payload is the one `db/triage_queue.py` documents.
 """
 
 from __future__ import annotations
@@ -155,7 +155,7 @@ class ClosedSession:
         return [e for e in lines if e["text"]]
 
     def payload(self) -> dict[str, Any]:
-        """The digest payload, as db/triage.py documents it."""
+        """The digest payload, as db/triage_queue.py documents it."""
         data: dict[str, Any] = {
             "source": self.source,
             "file": self.file,

@@ -3,7 +3,7 @@ coding session and proposes its project, its work items (tasks) and the persons 
 
 Line-level extraction cannot know that fifteen rephrasings are one bug, or that a commit titled
 "fix tests" belongs to "Add OAuth login"; a judge reading the whole session can. The reply only
-proposes: every proposal still goes through classify() (entity/engine.py), and code holds the
+proposes: every proposal still goes through classify() (entity/triage_writes.py), and code holds the
 reply to the offered task ids, the digest's lines and the bounds.
 """
 
@@ -19,13 +19,13 @@ from blake3 import blake3
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from yzos_jobs.config import TriageSettings
-from yzos_jobs.entity.decisions import display_name
+from yzos_jobs.entity.policy import display_name
 from yzos_jobs.inference.breaker import CircuitBreaker
+from yzos_jobs.inference.contract import ClassifierUsage, Judge
 from yzos_jobs.inference.errors import LlmFailed, LlmInvalidOutput
 from yzos_jobs.inference.fields import clean_field
 from yzos_jobs.inference.replies import encode_data, extract_json
 from yzos_jobs.inference.schema import TRIAGE_MAX_PERSONS, triage_json_schema, triage_shape
-from yzos_jobs.inference.types import ClassifierUsage, Judge
 
 TRIAGE_SYSTEM_PROMPT = """\
 You read a digest of one closed coding session (an AI coding tool's log: the person's requests, \
@@ -210,7 +210,6 @@ def parse_triage_reply(
         if (name := display_name(clean_field("person", p)))
     )
     return TriageReply(project, tuple(tasks), persons)
-
 
 
 def parse_triage_text(text: str, **contract: Any) -> TriageReply:

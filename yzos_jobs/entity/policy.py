@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from yzos_jobs.db.entities import EntityDraft, project_key
 from yzos_jobs.db.queue import ClaimedCandidate
-from yzos_jobs.db.sightings import fingerprint
+from yzos_jobs.db.sighting_rows import fingerprint
 from yzos_jobs.entity import noise_filter
+from yzos_jobs.inference.contract import ClassifyInput, ClassifyOutcome
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS, one_line
-from yzos_jobs.inference.types import ClassifyInput, ClassifyOutcome
 from yzos_jobs.kinds import is_entity_kind
 
 SUMMARY_CHARS = 500

@@ -98,11 +98,7 @@ def claim_triage(
     if only is not None:
         condition = and_(condition, T.id.in_(list(only)))
     ids = (
-        select(T.id)
-        .where(condition)
-        .order_by(T.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
+        select(T.id).where(condition).order_by(T.id).limit(limit).with_for_update(skip_locked=True)
     )
     claimed = session.connection().execute(
         update(T)
