@@ -1,11 +1,11 @@
 """The seed's `engine`: writes what a session's triage proposes, at the call sites
 `merge_or_create_project` and `merge_or_create_task`.
 
-A proposal comes from a triage call over a coding session's digest (`supply/triage_apply.py`)
-or from a JSONL `triage` record. Every proposal goes through classify() first (`judge_triage`):
-the judge still decides real, app or noise. The write (`write_triage`) is one transaction: the
-project, the tasks (a task the reply tied to an offered open task gets a sighting there instead of a
-new entity), the persons, and the session's held candidates, kept as evidence — a sighting of the task
+A proposal comes from a triage call over a coding session's digest (`supply/triage_apply.py`) or
+from a JSONL `triage` record. Every proposal goes through classify() first (`judge_triage`): the
+judge still decides real, app or noise. The write (`write_triage`) is one transaction: the project,
+the tasks (a task the reply tied to an offered open task gets a sighting there instead of a new
+entity), the persons, and the session's held candidates, kept as evidence — a sighting of the task
 whose lines they are — or rejected when no proposed work item rests on them.
 """
 
