@@ -151,7 +151,7 @@ pass_app = click.make_pass_decorator(AppContext)
 
 @cli.group()
 def db() -> None:
-    """Schema migrations (Alembic revisions 017 … 025)."""
+    """Schema migrations (Alembic revisions 017 … 026)."""
 
 
 @db.command("upgrade")
