@@ -8,40 +8,14 @@ Nothing is decided instead: candidates stay pending, entities keep their state.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
-
-from sqlalchemy import Connection
 
 from yzos_jobs.config import LlmSettings
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import transaction
-from yzos_jobs.db.llm_usage import DayUsage, add_usage, usage_of
+from yzos_jobs.db.llm_usage import DayUsage, add_usage
+from yzos_jobs.entity.budget_rules import budget_day, spent_reason, today_usage
 from yzos_jobs.inference.contract import ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
-
-
-def budget_day(now: datetime) -> date:
-    """The UTC day a moment is counted on."""
-    return now.astimezone(UTC).date()
-
-
-def spent_reason(llm: LlmSettings, today: DayUsage) -> str | None:
-    """Why today's budget is spent, or None while there is some left (or no cap at all)."""
-    if llm.daily_token_budget and today.tokens >= llm.daily_token_budget:
-        return (
-            f"daily token budget spent: {today.tokens} of {llm.daily_token_budget} tokens "
-            "today (UTC); LLM work waits for the next day"
-        )
-    if llm.daily_call_budget and today.calls >= llm.daily_call_budget:
-        return (
-            f"daily call budget spent: {today.calls} of {llm.daily_call_budget} calls "
-            "today (UTC); LLM work waits for the next day"
-        )
-    return None
-
-
-def today_usage(conn: Connection) -> DayUsage:
-    return usage_of(conn, budget_day(utcnow()))
 
 
 def as_day_usage(usage: ClassifierUsage) -> DayUsage:
