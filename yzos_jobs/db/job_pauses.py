@@ -33,8 +33,9 @@ def pause_job(conn: Connection, job_name: str, paused_by: str, now: datetime) ->
         dialect.insert(JOB_PAUSES)
         .values(job_name=job_name, paused_by=paused_by, paused_at=now)
         .on_conflict_do_nothing(index_elements=["job_name"])
+        .returning(JOB_PAUSES.c.job_name)
     )
-    return bool(conn.execute(stmt).rowcount)
+    return conn.execute(stmt).scalar() is not None
 
 
 def resume_job(conn: Connection, job_name: str) -> bool:
