@@ -10,6 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from sqlalchemy import update
 
+from tests.integration.test_session_triage import queue_session, rephrasing_session, triage_rows
 from tests.support.daemons import write_config
 from tests.support.jobs import add_candidates, candidates, decisions, make_ctx
 from yzos_jobs.cli import cli
@@ -111,3 +112,20 @@ def test_replies_without_usage_are_counted_as_unknown(db_url: str) -> None:
     assert (stats["llm_calls"], stats["unknown_usage_calls"], stats["prompt_tokens"]) == (3, 3, 0)
     assert "budget_spent" not in stats and stats["promoted"] == 3
     assert _today(ctx) == DayUsage(calls=3, unknown_usage_calls=3)
+
+
+def test_a_spent_budget_leaves_closed_sessions_waiting_for_their_triage(db_url: str) -> None:
+    with OpenAIDouble() as llm:
+        ctx = make_ctx(db_url, llm.base_url, llm={"daily_call_budget": 5})
+        queue_session(ctx, "s1", rephrasing_session())
+        with transaction(ctx.sessions) as s:
+            add_usage(s.connection(), budget_day(utcnow()), DayUsage(calls=5), utcnow())
+        spent = run_entity_promote(ctx)
+        assert llm.calls == 0 and spent["triage_triaged"] == 0 and spent["budget_spent"]
+        assert [t.status for t in triage_rows(ctx)] == ["pending"]
+        assert {c.status for c in candidates(ctx)} == {"held"}
+
+        _next_day(ctx)
+        nxt = run_entity_promote(ctx)
+    assert nxt["triage_triaged"] == 1 and llm.calls > 0
+    assert [t.status for t in triage_rows(ctx)] == ["done"]
