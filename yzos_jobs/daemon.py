@@ -172,6 +172,8 @@ class Daemon:
         self._listen()
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        # Before "daemon started": an address already taken is refused before anything runs.
+        self.operations.start()
         jobs = self.ctx.settings.jobs
         log.info(
             "daemon started",
@@ -180,7 +182,6 @@ class Daemon:
             purge_every_h=jobs.entity_purge_v06.interval_h,
             llm_backend=self.ctx.settings.llm.backend,
         )
-        self.operations.start()
         try:
             self.scheduler.start()
             self.active.wait_idle()

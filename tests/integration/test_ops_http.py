@@ -3,6 +3,7 @@ process, a real HTTP client, prometheus_client's parser."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,17 @@ def test_a_malformed_bind_address_is_one_line_and_exit_2(
     assert result.exit_code == 2
     [line] = result.output.splitlines()
     assert "expected host:port" in line
+
+
+def test_a_port_already_taken_is_one_line_and_exit_2(db_url: str, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_config(tmp_path / "c.toml", None, daemon={"http": f"127.0.0.1:{port}"})
+        result = CliRunner().invoke(
+            cli, ["--config", str(config), "run"], env={"YZOS_DATABASE_URL": db_url}
+        )
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert f"cannot listen on 127.0.0.1:{port}" in line
