@@ -3,8 +3,8 @@
 A row records one verdict that changed or confirmed a candidate's or an entity's state, and is
 written in the transaction of that change (by the promote loop, session triage, the purge and
 user corrections). Written set-based, one statement per batch; read by `explain` and `show`;
-pruned by the purge's housekeeping, except the user's own corrections, which are the judge's
-worked examples and are kept.
+pruned by the daily prune job, except the user's own corrections (the judge's worked examples)
+and each active entity's latest decision, which are kept.
 """
 
 from __future__ import annotations

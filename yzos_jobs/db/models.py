@@ -258,7 +258,7 @@ class Decision(Base):
     candidate_id: Mapped[int | None] = mapped_column(BigId)
     entity_id: Mapped[int | None] = mapped_column(BigId)
     call_site: Mapped[str] = mapped_column(String(32))
-    # No foreign key either: run rows are pruned after a week, decisions are kept longer.
+    # No foreign key either: run rows and decisions are pruned on periods of their own.
     job_run_id: Mapped[int | None] = mapped_column(BigId)
     verdict: Mapped[dict[str, Any] | None] = mapped_column(Json)
     source: Mapped[str] = mapped_column(String(16))
