@@ -8,13 +8,24 @@ at most 160 verdicts/s. The product runs with the shipped config.toml except `ba
 2. `once entity_purge_v06` over 100,000 active entities with `max_llm_calls = 10000`.
 Target for both: >= 0.9 of the server's limit.
 
+`--daemon N`: instead, the daemon (`yzos-jobs run`, promote every second) drains N candidates,
+once with `[daemon] http` off and once with it on and /metrics and /healthz scraped every second
+(as a monitoring system would), alternately `--repeat` times in the same run, each timed from
+the daemon's start to the last candidate decided: the HTTP server and its scrapes should cost
+nothing measurable.
+
     .venv/bin/python bench/llm_path.py [--promote 10000] [--entities 100000] [--calls 10000]
+    nice .venv/bin/python bench/llm_path.py --daemon 4000 [--repeat 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import socket
+import threading
+import time
+import urllib.request
 
 import _support
 from sqlalchemy import text
@@ -75,6 +86,94 @@ def report(what: str, n: int, calls: int, elapsed: float, limit: float) -> None:
     print(f"  {'':<34} ratio to the server's limit {ideal / elapsed:.3f}  (target >= 0.9)")
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def scrape_every_second(port: int, stop: threading.Event) -> list[int]:
+    """GET /metrics and /healthz each second until `stop`; the statuses seen."""
+    seen: list[int] = []
+    while not stop.wait(1.0):
+        for path in ("/metrics", "/healthz"):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+                    r.read()
+                    seen.append(r.status)
+            except OSError:
+                seen.append(0)  # not listening yet, or a 503
+    return seen
+
+
+def undecided(url: str) -> int:
+    engine = create_db_engine(url)
+    with engine.connect() as conn:
+        n = conn.scalar(
+            text("SELECT count(*) FROM entity_candidates WHERE status IN ('pending', 'claimed')")
+        )
+    engine.dispose()
+    return int(n or 0)
+
+
+def drain_with_daemon(n: int, base_url: str, http: bool) -> tuple[float, list[int]]:
+    """Seconds from the daemon's start until its promote runs have decided all `n` candidates,
+    and the scrapes' statuses when `http` is on."""
+    import subprocess
+
+    name, url = seeded(CANDIDATES, n)
+    port = free_port()
+    changes: dict[tuple[str, str], object] = {
+        ("llm", "backend"): "openai",
+        ("llm", "base_url"): base_url,
+        ("llm", "max_concurrency"): 16,
+        ("jobs.entity_promote", "interval_s"): 1,
+        ("daemon", "http"): f"127.0.0.1:{port}" if http else "",
+    }
+    config = _support.shipped_config(_support.OUT / "llm_path_daemon.toml", changes)
+    stop, seen = threading.Event(), []
+    scraper = threading.Thread(target=lambda: seen.extend(scrape_every_second(port, stop)))
+    try:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [_support.YZOS_JOBS, "run"],
+            env=_support.cli_env(url, config),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if http:
+            scraper.start()
+        while undecided(url):
+            time.sleep(0.25)
+        elapsed = time.perf_counter() - started
+        proc.terminate()
+        proc.wait(timeout=60)
+    finally:
+        stop.set()
+        if scraper.is_alive():
+            scraper.join()
+        drop_pg_database(name)
+    return elapsed, seen
+
+
+def daemon_mode(n: int, repeat: int, latency: float, slots: int) -> None:
+    limit = slots / latency
+    print(
+        f"the daemon draining {n} candidates, PostgreSQL, {_support.cores()} cores; server "
+        f"{slots} slots x {latency * 1000:.0f} ms = {limit:.0f} verdicts/s; ideal {n / limit:.2f} s"
+    )
+    with _support.llm_double_process(latency, slots) as base_url:
+        for i in range(repeat):
+            for http in (False, True):
+                elapsed, seen = drain_with_daemon(n, base_url, http)
+                label = "http on, scraped every 1 s" if http else "http off"
+                scrapes = f"  ({sum(s == 200 for s in seen)} scrapes answered 200)" if http else ""
+                print(
+                    f"  run {i + 1} {label:<27} {elapsed:6.2f} s, ratio to the server's limit "
+                    f"{n / limit / elapsed:.3f}{scrapes}"
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--promote", type=int, default=10_000)
@@ -82,7 +181,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--slots", type=int, default=16)
+    parser.add_argument("--daemon", type=int, default=0, metavar="N")
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
+    if args.daemon:
+        daemon_mode(args.daemon, args.repeat, args.latency, args.slots)
+        return
     limit = args.slots / args.latency
     print(
         f"LLM path through the CLI, shipped config, PostgreSQL, {_support.cores()} cores; "

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+# `once` on a paused job without --force: nothing ran, on purpose.
+EXIT_PAUSED = 3
 
 
 def _log() -> Any:
@@ -151,7 +153,7 @@ pass_app = click.make_pass_decorator(AppContext)
 
 @cli.group()
 def db() -> None:
-    """Schema migrations (Alembic revisions 017 … 025)."""
+    """Schema migrations (Alembic revisions 017 … 026)."""
 
 
 @db.command("upgrade")
@@ -299,15 +301,19 @@ def _job_context(app: AppContext) -> JobContext:
 @cli.command("once")
 @click.argument("job", type=click.Choice(sorted([*JOB_NAMES, *JOB_ALIASES])))
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+@click.option("--force", is_flag=True, help="Run it even if it is paused.")
 @pass_app
-def once_cmd(app: AppContext, job: str, as_json: bool) -> None:
-    """Run one job now, in a slot of its own, and print its counts."""
+def once_cmd(app: AppContext, job: str, as_json: bool, force: bool) -> None:
+    """Run one job now, in a slot of its own, and print its counts. A paused job exits 3
+    without running unless --force."""
     from yzos_jobs.maintain.runner import run_job
     from yzos_jobs.progress import progress_bar, render_counts
 
     with progress_bar(job) as bar:
         ctx = replace(_job_context(app), progress=bar.advance, total=bar.set_total)
-        result = run_job(ctx, job)
+        result = run_job(ctx, job, force=force)
+    if result.status == "paused":
+        _say_paused(result.job, result.stats, as_json)
     if as_json:
         click.echo(
             json.dumps(
@@ -638,6 +644,68 @@ def export_cmd(app: AppContext, fmt: str, include_archived: bool) -> None:
 
     with app.session_factory() as session:
         review.export(session, sys.stdout, fmt, include_archived)
+
+
+# -- operations: pause and resume ----------------------------------------------------------------
+
+PAUSABLE = sorted([*JOB_NAMES, *JOB_ALIASES])
+
+
+def _say_paused(job: str, note: dict[str, Any], as_json: bool) -> None:
+    """`once` on a paused job: say who paused it and since when, and exit 3."""
+    if as_json:
+        click.echo(json.dumps({"job": job, "status": "paused", **note}))
+    else:
+        click.echo(
+            f"{job} is paused (by {note['paused_by']} since {note['paused_at']}); "
+            f"`yzos-jobs resume {job}` resumes it, `once {job} --force` runs it anyway"
+        )
+    raise SystemExit(EXIT_PAUSED)
+
+
+def _operator() -> str:
+    """Who pauses: the user and host the command runs as."""
+    import getpass
+    import socket
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a bare container)
+        user = "unknown"
+    return f"{user}@{socket.gethostname()}"
+
+
+@cli.command("pause")
+@click.argument("job", type=click.Choice(PAUSABLE))
+@pass_app
+def pause_cmd(app: AppContext, job: str) -> None:
+    """Pause a scheduled job: every daemon on the database skips it from its next run on, until
+    `resume`."""
+    from yzos_jobs.db.column_types import utcnow
+    from yzos_jobs.db.job_pauses import pause_job, pause_of
+    from yzos_jobs.maintain.jobs import canonical_job
+
+    name = canonical_job(job)
+    with app.ready_engine().begin() as conn:
+        new = pause_job(conn, name, _operator(), utcnow())
+        pause = pause_of(conn, name)
+    assert pause is not None
+    since = f"by {pause.paused_by} since {pause.paused_at.isoformat()}"
+    click.echo(f"{name} paused ({since})" if new else f"{name} was already paused ({since})")
+
+
+@cli.command("resume")
+@click.argument("job", type=click.Choice(PAUSABLE))
+@pass_app
+def resume_cmd(app: AppContext, job: str) -> None:
+    """Resume a paused job: daemons run it again from their next scheduled run."""
+    from yzos_jobs.db.job_pauses import resume_job
+    from yzos_jobs.maintain.jobs import canonical_job
+
+    name = canonical_job(job)
+    with app.ready_engine().begin() as conn:
+        resumed = resume_job(conn, name)
+    click.echo(f"{name} resumed" if resumed else f"{name} was not paused")
 
 
 def main() -> None:

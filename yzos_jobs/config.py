@@ -66,6 +66,9 @@ class LlmSettings(_Section):
     schema_string_bounds: bool = False
     # The most recent user corrections shown to the model as worked examples.
     max_correction_examples: int = Field(default=8, ge=0, le=100)
+    # Daily LLM budgets (UTC days, shared by every daemon on the database); 0: no cap.
+    daily_token_budget: int = Field(default=0, ge=0, le=10**12)
+    daily_call_budget: int = Field(default=0, ge=0, le=10**9)
 
 
 class EntityPromoteSettings(_Section):
@@ -98,7 +101,8 @@ class TriageSettings(_Section):
 
 
 class DecisionsSettings(_Section):
-    # Days a decision row is kept (the purge's housekeeping deletes older ones); 0 keeps all.
+    # Days a decision row is kept (the daily prune deletes older ones, but never a user
+    # correction or the latest decision of an active entity); 0 keeps all.
     retention_days: int = Field(default=90, ge=0, le=36500)
 
 
@@ -143,6 +147,18 @@ class ImportersSettings(_Section):
     max_field_chars: int = Field(default=4000, ge=16, le=1_000_000)
 
 
+class DaemonSettings(_Section):
+    # "host:port" where the daemon serves /healthz and /metrics; empty: no HTTP at all.
+    http: str = ""
+    # A bind address other than loopback is refused unless this is true.
+    allow_remote: bool = False
+
+
+class RetentionSettings(_Section):
+    # Days a finished job run's row is kept (the daily prune deletes older ones); 0 keeps all.
+    job_runs_days: int = Field(default=0, ge=0, le=36500)
+
+
 class Settings(_Section):
     database: DatabaseSettings = DatabaseSettings()
     llm: LlmSettings = LlmSettings()
@@ -152,6 +168,8 @@ class Settings(_Section):
     importers: ImportersSettings = ImportersSettings()
     triage: TriageSettings = TriageSettings()
     decisions: DecisionsSettings = DecisionsSettings()
+    daemon: DaemonSettings = DaemonSettings()
+    retention: RetentionSettings = RetentionSettings()
     source: str = Field(default="<defaults>", exclude=True)
 
     def llm_api_key(self) -> str | None:

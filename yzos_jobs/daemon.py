@@ -31,8 +31,11 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.maintain import slots
 from yzos_jobs.maintain.runner import run_job
+from yzos_jobs.operations import Operations
 
 log = get_logger(__name__)
+
+PRUNE_EVERY = timedelta(days=1)
 
 
 class _Active:
@@ -60,6 +63,7 @@ class _Active:
 class Daemon:
     def __init__(self, ctx: JobContext) -> None:
         self.ctx = ctx
+        self.operations = Operations(ctx)
         self.active = _Active()
         self.signals = 0
         self.scheduler = BlockingScheduler(
@@ -73,14 +77,35 @@ class Daemon:
             return
         with self.active:
             slot = slots.private_slot("run", self.ctx.owner, utcnow())
-            run_job(self.ctx, "entity_promote", slot)
+            self.operations.observe(run_job(self.ctx, "entity_promote", slot))
 
     def purge_tick(self) -> None:
         if self.ctx.stop.is_set():
             return
         interval = timedelta(hours=self.ctx.settings.jobs.entity_purge_v06.interval_h)
         with self.active:
-            run_job(self.ctx, "entity_purge_v06", slots.interval_slot(utcnow(), interval))
+            result = run_job(self.ctx, "entity_purge_v06", slots.interval_slot(utcnow(), interval))
+            self.operations.observe(result)
+
+    def prune_tick(self) -> None:
+        """The daily prune: one run per UTC day across every daemon (a shared day slot)."""
+        if self.ctx.stop.is_set():
+            return
+        with self.active:
+            result = run_job(self.ctx, "prune", slots.interval_slot(utcnow(), PRUNE_EVERY))
+            self.operations.observe(result)
+
+    def _schedule_prune(self) -> None:
+        # Fired at each UTC midnight, and once at start: a daemon that starts mid-day prunes
+        # today's slot unless another daemon has already.
+        self.scheduler.add_job(
+            self.prune_tick,
+            IntervalTrigger(days=1, start_date=slots.EPOCH, timezone="UTC"),
+            id="prune",
+            name="prune",
+            misfire_grace_time=int(PRUNE_EVERY.total_seconds() / 2),
+        )
+        self.scheduler.add_job(self.prune_tick, id="prune_start", next_run_time=utcnow())
 
     def _schedule(self) -> None:
         jobs = self.ctx.settings.jobs
@@ -140,10 +165,15 @@ class Daemon:
         self.scheduler.shutdown(wait=False)
 
     def run(self) -> int:
+        self.operations.check()  # a bad [daemon] http is refused before anything starts
         self._schedule()
+        self._schedule_prune()
+        self.operations.schedule(self.scheduler)
         self._listen()
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
+        # Before "daemon started": an address already taken is refused before anything runs.
+        self.operations.start()
         jobs = self.ctx.settings.jobs
         log.info(
             "daemon started",
@@ -152,8 +182,11 @@ class Daemon:
             purge_every_h=jobs.entity_purge_v06.interval_h,
             llm_backend=self.ctx.settings.llm.backend,
         )
-        self.scheduler.start()
-        self.active.wait_idle()
+        try:
+            self.scheduler.start()
+            self.active.wait_idle()
+        finally:
+            self.operations.stop()
         log.info("daemon stopped", owner=self.ctx.owner)
         return 0
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import timedelta
 from typing import Any
 
@@ -10,6 +11,8 @@ from sqlalchemy import Connection
 from yzos_jobs.config import Settings
 from yzos_jobs.db import overview
 from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.job_pauses import all_pauses
+from yzos_jobs.entity.budget_rules import spent_reason, today_usage
 from yzos_jobs.kinds import ENTITY_KINDS
 
 RECENT = timedelta(minutes=15)
@@ -84,7 +87,48 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
             for owner, at in overview.recent_owners(conn, now - RECENT)
         ],
         "problems": problems,
+        **operations_status(conn, settings),
     }
+
+
+def operations_status(conn: Connection, settings: Settings) -> dict[str, Any]:
+    """Today's LLM usage against the daily budgets, and the jobs an operator paused."""
+    today = today_usage(conn)
+    llm = settings.llm
+    return {
+        "llm_today": {
+            **asdict(today),
+            "tokens": today.tokens,
+            "token_budget": llm.daily_token_budget,
+            "call_budget": llm.daily_call_budget,
+            "budget_spent": spent_reason(llm, today),
+        },
+        "paused": [
+            {"job": p.job_name, "paused_by": p.paused_by, "paused_at": p.paused_at.isoformat()}
+            for p in all_pauses(conn)
+        ],
+    }
+
+
+def render_operations(report: dict[str, Any]) -> list[str]:
+    today = report["llm_today"]
+    caps = [
+        f"{label} budget {cap}"
+        for label, cap in (("token", today["token_budget"]), ("call", today["call_budget"]))
+        if cap
+    ]
+    lines = [
+        f"llm today   calls {today['calls']}  prompt tokens {today['prompt_tokens']}  "
+        f"completion tokens {today['completion_tokens']}  unknown usage "
+        f"{today['unknown_usage_calls']}" + (f"  ({', '.join(caps)})" if caps else "")
+    ]
+    if today["budget_spent"]:
+        lines.append(f"{'':<11} {today['budget_spent']}")
+    for pause in report["paused"]:
+        lines.append(
+            f"paused      {pause['job']} by {pause['paused_by']} since {pause['paused_at']}"
+        )
+    return lines
 
 
 def render_status(report: dict[str, Any]) -> str:
@@ -105,7 +149,16 @@ def render_status(report: dict[str, Any]) -> str:
         stats = job["stats"]
         shown = "  ".join(
             f"{k} {stats[k]}"
-            for k in ("promoted", "merged", "rejected", "archived", "llm_calls", "seconds")
+            for k in (
+                "promoted",
+                "merged",
+                "rejected",
+                "archived",
+                "llm_calls",
+                "prompt_tokens",
+                "completion_tokens",
+                "seconds",
+            )
             if k in stats
         )
         flag = " OVERDUE" if job["overdue"] else ""
@@ -114,6 +167,9 @@ def render_status(report: dict[str, Any]) -> str:
         )
         if job["error"]:
             lines.append(f"{'':<18} error: {job['error']}")
+        if stats.get("budget_spent"):
+            lines.append(f"{'':<18} stopped: {stats['budget_spent']}")
     owners = ", ".join(d["owner"] for d in report["daemons"]) or "none in the last 15 minutes"
     lines.append(f"daemons     {owners}")
+    lines.extend(render_operations(report))
     return "\n".join(lines)

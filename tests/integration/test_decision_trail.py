@@ -26,7 +26,7 @@ from yzos_jobs.db.models import Decision, EntityOverride, JobRun
 from yzos_jobs.entity.corrections import correct
 from yzos_jobs.entity.triage_writes import SessionTriage, TriageProject, TriageTask
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
+from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06, run_prune
 from yzos_jobs.maintain.runner import run_job
 from yzos_jobs.supply.pipeline import process_session_end
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
@@ -132,8 +132,9 @@ def test_purge_writes_kept_and_archived_rows_and_prunes_old_ones(db_url: str) ->
         s.add(Decision(call_site="user", source="user", outcome="archived", created_at=old_user))
     with OpenAIDouble(_judge) as llm:
         ctx = make_ctx(db_url, llm.base_url)
-        stats = run_entity_purge_v06(ctx)
-    assert stats["decisions_pruned"] == 1  # retention_days 90; the user's correction stays
+        run_entity_purge_v06(ctx)
+    # retention_days 90: the old job decision goes, the user's correction stays
+    assert run_prune(ctx)["decisions_pruned"] == 1
     rows = [r for r in decisions(ctx) if r.call_site == "entity_purge_v06"]
     by_entity = {e.display_name: e.id for e in entities(ctx)}
     assert {(r.entity_id, r.outcome) for r in rows} == {

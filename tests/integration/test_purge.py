@@ -13,7 +13,7 @@ from tests.support.jobs import (
     sighting_count,
 )
 from yzos_jobs.db.models import EntityOverride
-from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
+from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06, run_prune
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 
@@ -95,14 +95,14 @@ def test_archived_entity_stays_archived_when_seen_again(db_url: str) -> None:
     assert all(c.status == "rejected" and c.entity_id == after.id for c in new)
 
 
-def test_purge_drops_expired_cached_verdicts_and_old_runs(db_url: str) -> None:
+def test_prune_drops_expired_cached_verdicts_and_old_runs(db_url: str) -> None:
     from datetime import timedelta
 
     from yzos_jobs.db.column_types import utcnow
     from yzos_jobs.db.connection import transaction
     from yzos_jobs.db.models import JobRun, VerdictCacheRow
 
-    ctx = make_ctx(db_url)
+    ctx = make_ctx(db_url, retention={"job_runs_days": 7})
     now = utcnow()
     with transaction(ctx.sessions) as s:
         for h, expires in (("old", now - timedelta(seconds=1)), ("fresh", now + timedelta(days=1))):
@@ -126,7 +126,7 @@ def test_purge_drops_expired_cached_verdicts_and_old_runs(db_url: str) -> None:
                     started_at=now - timedelta(days=age),
                 )
             )
-    stats = run_entity_purge_v06(ctx)
+    stats = run_prune(ctx)
     assert (stats["cache_expired"], stats["runs_pruned"]) == (1, 1)
     with ctx.sessions() as s:
         assert [r.input_hash for r in s.scalars(select(VerdictCacheRow))] == ["fresh"]

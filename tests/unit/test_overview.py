@@ -9,13 +9,24 @@ import sys
 import pytest
 from sqlalchemy import Table
 
-from yzos_jobs.db import overview
+from yzos_jobs.db import job_pauses, llm_usage, overview, store_health
 from yzos_jobs.db.column_types import Json, UTCDateTime
 from yzos_jobs.db.models import Base
 
 
 @pytest.mark.parametrize(
-    "light", [overview.CANDIDATES, overview.ENTITIES, overview.JOB_RUNS], ids=lambda t: t.name
+    "light",
+    [
+        overview.CANDIDATES,
+        overview.ENTITIES,
+        overview.JOB_RUNS,
+        job_pauses.JOB_PAUSES,
+        llm_usage.LLM_USAGE_DAYS,
+        store_health.DECISIONS,
+        store_health.IMPORTER_FILES,
+        store_health.ACTIVITY_SESSIONS,
+    ],
+    ids=lambda t: t.name,
 )
 def test_each_column_read_is_a_column_of_the_model(light: Table) -> None:
     model = Base.metadata.tables[light.name]

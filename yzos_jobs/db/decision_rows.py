@@ -3,8 +3,8 @@
 A row records one verdict that changed or confirmed a candidate's or an entity's state, and is
 written in the transaction of that change (by the promote loop, session triage, the purge and
 user corrections). Written set-based, one statement per batch; read by `explain` and `show`;
-pruned by the purge's housekeeping, except the user's own corrections, which are the judge's
-worked examples and are kept.
+pruned by the daily prune job, except the user's own corrections (the judge's worked examples)
+and each active entity's latest decision, which are kept.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import insert_rows
-from yzos_jobs.db.models import Decision
+from yzos_jobs.db.models import Decision, Entity
 
 D = Decision
 
@@ -152,6 +152,15 @@ def move_decisions(session: Session, from_entity: int, to_entity: int) -> int:
 
 
 def delete_decisions_before(session: Session, cutoff: datetime) -> int:
-    """Retention: decisions older than `cutoff` go, the user's corrections stay."""
-    result = session.execute(delete(D).where(D.created_at < cutoff, D.call_site != "user"))
+    """Retention: decisions older than `cutoff` go. The user's corrections stay, and so does the
+    latest decision of each active entity: what explains the state it is in now."""
+    current = (
+        select(func.max(D.id))
+        .join(Entity, Entity.id == D.entity_id)
+        .where(Entity.status == "active")
+        .group_by(D.entity_id)
+    )
+    result = session.execute(
+        delete(D).where(D.created_at < cutoff, D.call_site != "user", D.id.not_in(current))
+    )
     return int(result.rowcount or 0)

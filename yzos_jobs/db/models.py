@@ -1,12 +1,13 @@
-"""Typed ORM models of every table, as they stand at the head revision (025)."""
+"""Typed ORM models of every table, as they stand at the head revision (026)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
     CheckConstraint,
+    Date,
     Float,
     ForeignKey,
     Index,
@@ -257,7 +258,7 @@ class Decision(Base):
     candidate_id: Mapped[int | None] = mapped_column(BigId)
     entity_id: Mapped[int | None] = mapped_column(BigId)
     call_site: Mapped[str] = mapped_column(String(32))
-    # No foreign key either: run rows are pruned after a week, decisions are kept longer.
+    # No foreign key either: run rows and decisions are pruned on periods of their own.
     job_run_id: Mapped[int | None] = mapped_column(BigId)
     verdict: Mapped[dict[str, Any] | None] = mapped_column(Json)
     source: Mapped[str] = mapped_column(String(16))
@@ -314,3 +315,27 @@ class EntityAlias(Base):
     )
     set_by: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class JobPause(Base):
+    """A job an operator paused: every daemon on the database skips its scheduled runs."""
+
+    __tablename__ = "job_pauses"
+
+    job_name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    paused_by: Mapped[str] = mapped_column(Text)
+    paused_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class LlmUsageDay(Base):
+    """What the LLM cost on one UTC day, summed by every daemon (the daily budgets' ledger)."""
+
+    __tablename__ = "llm_usage_days"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    prompt_tokens: Mapped[int] = mapped_column(BigId, server_default=text("0"))
+    completion_tokens: Mapped[int] = mapped_column(BigId, server_default=text("0"))
+    calls: Mapped[int] = mapped_column(BigId, server_default=text("0"))
+    # Calls whose reply carried no usage: counted as calls, their tokens unknown.
+    unknown_usage_calls: Mapped[int] = mapped_column(BigId, server_default=text("0"))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)

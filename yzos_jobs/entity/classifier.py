@@ -21,6 +21,7 @@ from blake3 import blake3
 from pydantic import ValidationError
 
 from yzos_jobs.entity.policy import display_name as normalize_display_name
+from yzos_jobs.inference import request_events
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.client import build_client, chat, constraint_params
 from yzos_jobs.inference.contract import (
@@ -30,7 +31,9 @@ from yzos_jobs.inference.contract import (
     ClassifyInput,
     ClassifyOutcome,
     ClassifyVerdict,
+    Completion,
     CorrectionExample,
+    TokenCount,
     VerdictSource,
     VerdictStore,
 )
@@ -305,11 +308,33 @@ class _Tally:
         self.llm_calls = 0
         self.failures = 0
         self.latencies: list[float] = []
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.unknown_usage = 0
         self._lock = threading.Lock()
 
     def call(self) -> None:
         with self._lock:
             self.llm_calls += 1
+
+    def spent(self, tokens: TokenCount | None) -> None:
+        """A reply's tokens, as the server reported them (None: it reported none)."""
+        with self._lock:
+            if tokens is None:
+                self.unknown_usage += 1
+            else:
+                self.prompt_tokens += tokens.prompt
+                self.completion_tokens += tokens.completion
+
+    def usage(self) -> ClassifierUsage:
+        return ClassifierUsage(
+            llm_calls=self.llm_calls,
+            failures=self.failures,
+            latencies_s=tuple(self.latencies),
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            unknown_usage=self.unknown_usage,
+        )
 
     def done(self, seconds: float, failed: bool) -> None:
         with self._lock:
@@ -408,21 +433,28 @@ class Classifier:
         shape: Field,
         max_tokens: int,
         breaker: CircuitBreaker,
-    ) -> str:
+    ) -> Completion:
         """One other chat call (a session triage) under the same bounds as the verdicts: the
         requests in flight of this process and the job run's circuit breaker. Returns the reply's
-        text; a reply cut by `max_tokens` is invalid output."""
+        text and what it cost; a reply cut by `max_tokens` is invalid output."""
         if breaker.open:
+            request_events.request_done("breaker_open", 0.0)
             raise self._circuit_open(breaker)
+        tally, started = _Tally(), time.monotonic()
+        tally.call()
         try:
             constraint = constraint_params(self.profile, shape, shape.name)
-            reply = self._chat(messages, constraint=constraint, max_tokens=max_tokens)
+            reply = self._chat(messages, tally, constraint=constraint, max_tokens=max_tokens)
         except Exception as exc:
             error = exc if isinstance(exc, ClassifierError) else _unexpected(exc)
             breaker.record(error)
+            request_events.request_done(request_events.outcome_of(error), _since(started))
             raise error from None
         breaker.record(None)
-        return reply.content
+        seconds = _since(started)
+        request_events.request_done("ok", seconds)
+        tally.done(seconds, failed=False)
+        return Completion(reply.content, replace(tally.usage(), seconds=seconds))
 
     def _circuit_open(self, breaker: CircuitBreaker) -> LlmFailed:
         return LlmFailed(
@@ -474,6 +506,7 @@ class Classifier:
     ) -> tuple[ClassifyVerdict | None, ClassifierError | None]:
         if breaker.open:
             tally.done(0.0, failed=True)
+            request_events.request_done("breaker_open", 0.0)
             return None, self._circuit_open(breaker)
         started = time.monotonic()
         try:
@@ -481,16 +514,18 @@ class Classifier:
         except Exception as exc:  # whatever went wrong is this input's outcome, not the batch's
             error = exc if isinstance(exc, ClassifierError) else _unexpected(exc)
             breaker.record(error)
-            tally.done(time.monotonic() - started, failed=True)
+            tally.done(_since(started), failed=True)
+            request_events.request_done(request_events.outcome_of(error), _since(started))
             return None, error
         breaker.record(None)
-        tally.done(time.monotonic() - started, failed=False)
+        tally.done(_since(started), failed=False)
+        request_events.request_done("ok", _since(started))
         return verdict, None
 
     def _ask_with_reask(self, inp: ClassifyInput, tally: _Tally, system: str) -> ClassifyVerdict:
         messages = build_prompt(inp, self.profile.context_chars, system)
         tally.call()
-        reply = self._chat(messages)
+        reply = self._chat(messages, tally)
         try:
             return parse_verdict(reply.content)
         except LlmRefused:
@@ -501,7 +536,7 @@ class Classifier:
                 {"role": "user", "content": _REASK.format(error=first)},
             ]
             tally.call()
-            second = self._chat(messages)
+            second = self._chat(messages, tally)
             try:
                 return parse_verdict(second.content)
             except LlmInvalidOutput as exc:
@@ -510,6 +545,7 @@ class Classifier:
     def _chat(
         self,
         messages: list[dict[str, str]],
+        tally: _Tally,
         *,
         constraint: dict[str, Any] | None = None,
         max_tokens: int | None = None,
@@ -518,6 +554,9 @@ class Classifier:
             reply = chat(
                 self.client, self.profile, messages, constraint=constraint, max_tokens=max_tokens
             )
+        # Counted before the reply is judged: a reply cut short or invalid cost its tokens too.
+        tally.spent(reply.tokens)
+        request_events.tokens_reported(reply.tokens)
         if reply.truncated:
             # Asking again would be cut the same way: a bounded reply either fits or it doesn't.
             limit = max_tokens or self.profile.max_tokens
@@ -600,13 +639,12 @@ class _Batch:
                     self.latencies.get(h),
                 )
             )
-        usage = ClassifierUsage(
-            llm_calls=self.tally.llm_calls,
+        request_events.cache_hits(self.cache_hits)
+        usage = replace(
+            self.tally.usage(),
             cache_hits=self.cache_hits,
             deduplicated=len(self.hashes) - len(self.distinct),
-            failures=self.tally.failures,
             seconds=time.monotonic() - self.started,
-            latencies_s=tuple(self.tally.latencies),
         )
         return Classified(outcomes, usage)
 
@@ -615,6 +653,10 @@ def _unexpected(exc: Exception) -> LlmFailed:
     """An error no layer below anticipated, as this input's failure (the batch goes on)."""
     detail = mask_url_credentials(str(exc))[:200]
     return LlmFailed(f"unexpected {exc.__class__.__name__} while asking the model: {detail}")
+
+
+def _since(started: float) -> float:
+    return time.monotonic() - started
 
 
 def _timed(fn: Callable[..., _T], *args: Any) -> tuple[_T, int]:

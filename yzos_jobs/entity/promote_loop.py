@@ -13,6 +13,7 @@ from yzos_jobs.db import queue
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.dialect import PlannerStatsKeeper
+from yzos_jobs.entity.llm_budget import DailyBudget
 from yzos_jobs.entity.policy import FailurePolicy
 from yzos_jobs.entity.updater import (
     JudgedBatch,
@@ -38,6 +39,8 @@ class PromoteRun:
     stats: PromoteStats
     usage: ClassifierUsage
     batches: int = 0
+    # Why the run stopped before the queue was empty: the day's LLM budget is spent.
+    budget_spent: str | None = None
 
 
 @contextmanager
@@ -101,6 +104,10 @@ def promote_pending(
     cursor, dry_run = 0, ctx.classifier.active_model_id() is None
     # Without a model nothing but the database bounds a batch: the job picks its own size.
     size = max(cfg.batch_size, DRY_RUN_BATCH) if dry_run else cfg.batch_size
+    budget = DailyBudget(ctx)
+    # Under a daily budget one batch is judged at a time, so the batch that spends it is the
+    # last one asked (none is in flight behind it).
+    depth = 1 if budget.capped and not dry_run else JUDGING_DEPTH
     judging: deque[Future[JudgedBatch]] = deque()
     # SQLite takes one writer at a time: a write beside the next claim only makes one of them
     # wait on the lock (and its busy handler sleeps in steps up to 100 ms), so write in turn.
@@ -112,8 +119,11 @@ def promote_pending(
     ):
         writing: Future[PromoteStats] | None = None
         while True:
-            while not exhausted and len(judging) < JUDGING_DEPTH and not ctx.stop.is_set():
-                batch = _claim(ctx, cursor, size, source_ids, dry_run)
+            while not exhausted and len(judging) < depth and not ctx.stop.is_set():
+                wanted = size if dry_run else _within_budget(budget, size)
+                if wanted == 0:
+                    break  # the day's budget is spent: the candidates stay pending
+                batch = _claim(ctx, cursor, wanted, source_ids, dry_run)
                 if not batch:
                     exhausted = True
                     break
@@ -124,6 +134,8 @@ def promote_pending(
                 break
             judged = judging.popleft().result()
             run.usage += judged.usage
+            if not dry_run:
+                budget.charge(judged.usage)
             if writing is not None:
                 collect(writing.result())
                 writing = None
@@ -133,4 +145,16 @@ def promote_pending(
                 writing = writer.submit(write_decisions, ctx, judged, call_site)
         if writing is not None:
             collect(writing.result())
+    run.budget_spent = budget.reason
     return run
+
+
+def _within_budget(budget: DailyBudget, size: int) -> int:
+    """How many candidates the next batch may claim: none once the day's budget is spent, and
+    no more than the calls the day's call budget has left."""
+    if budget.spent() is not None:
+        return 0
+    left = budget.calls_left(size)
+    if left == 0:
+        budget.spent()  # spent since the check above (another daemon): say so
+    return left

@@ -10,7 +10,6 @@ reply to the offered task ids, the digest's lines and the bounds.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -247,15 +246,13 @@ def ask_triage(
             return parse_triage_reply(hit, **contract), ClassifierUsage(cache_hits=1)
         except LlmInvalidOutput:
             pass  # a damaged entry is simply asked again
-    started = time.monotonic()
-    text = judge.complete(
+    completion = judge.complete(
         build_triage_prompt(digest, offered, cfg.max_tasks),
         triage_shape(cfg.max_tasks),
         cfg.max_tokens,
         breaker,
     )
-    seconds = time.monotonic() - started
-    reply = parse_triage_text(text, **contract)
+    reply = parse_triage_text(completion.text, **contract)
     if cache is not None:
         cache.put_many(model, version, {key: reply.as_json()})
-    return reply, ClassifierUsage(llm_calls=1, seconds=seconds, latencies_s=(seconds,))
+    return reply, completion.usage

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from yzos_jobs.inference.contract import TokenCount
 from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmTimeout
 from yzos_jobs.inference.fields import clean_model_text
 from yzos_jobs.inference.profile import InferenceProfile
@@ -53,6 +54,8 @@ class ChatReply:
     model: str
     # "length" when the reply was cut by max_tokens.
     finish_reason: str | None = None
+    # The tokens the server says the request took; None when its reply carried no usage.
+    tokens: TokenCount | None = None
 
     @property
     def truncated(self) -> bool:
@@ -136,7 +139,24 @@ def parse_completion(body: str, default_model: str, where: str) -> ChatReply:
         content=content or "",
         model=model if isinstance(model, str) and model else default_model,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
+        tokens=reported_tokens(data.get("usage")),
     )
+
+
+# A count beyond this is no count a server could mean (a garbled or hostile reply): unknown.
+_MAX_TOKENS_REPORTED = 10_000_000
+
+
+def reported_tokens(usage: object) -> TokenCount | None:
+    """The prompt and completion tokens of a reply's `usage`, or None when it has none that
+    can be believed (absent, not numbers, negative, absurd)."""
+    if not isinstance(usage, dict):
+        return None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    counts = (prompt, completion)
+    if not all(type(n) is int and 0 <= n <= _MAX_TOKENS_REPORTED for n in counts):
+        return None
+    return TokenCount(prompt, completion)  # type: ignore[arg-type]
 
 
 def _cause(exc: BaseException) -> str:

@@ -78,6 +78,14 @@ class CorrectionExample:
 
 
 @dataclass(frozen=True)
+class TokenCount:
+    """The tokens one request took, as the server reported them in its reply's `usage`."""
+
+    prompt: int
+    completion: int
+
+
+@dataclass(frozen=True)
 class ClassifierUsage:
     """What one or more classify_many calls cost; summed with `+`."""
 
@@ -87,6 +95,11 @@ class ClassifierUsage:
     failures: int = 0
     seconds: float = 0.0
     latencies_s: tuple[float, ...] = field(default=(), repr=False)
+    # Tokens as the server reported them; calls whose reply reported none are counted apart
+    # (their tokens are unknown, never guessed).
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    unknown_usage: int = 0
 
     def __add__(self, other: ClassifierUsage) -> ClassifierUsage:
         return ClassifierUsage(
@@ -96,10 +109,27 @@ class ClassifierUsage:
             self.failures + other.failures,
             self.seconds + other.seconds,
             self.latencies_s + other.latencies_s,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.unknown_usage + other.unknown_usage,
         )
 
     def counts(self) -> dict[str, int]:
-        return {"llm_calls": self.llm_calls, "cache_hits": self.cache_hits}
+        return {
+            "llm_calls": self.llm_calls,
+            "cache_hits": self.cache_hits,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "unknown_usage_calls": self.unknown_usage,
+        }
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One chat call's reply text and what it cost (see `Judge.complete`)."""
+
+    text: str
+    usage: ClassifierUsage
 
 
 @dataclass(frozen=True)
@@ -145,7 +175,7 @@ class Judge(Protocol):
         shape: Field,
         max_tokens: int,
         breaker: CircuitBreaker,
-    ) -> str: ...
+    ) -> Completion: ...
 
     @property
     def replies(self) -> VerdictStore | None:

@@ -16,6 +16,7 @@ from yzos_jobs.db.job_runs import prune_runs
 from yzos_jobs.db.overview import count_by_status
 from yzos_jobs.db.queue import reclaim_expired
 from yzos_jobs.db.verdict_cache import delete_expired_verdicts
+from yzos_jobs.entity.llm_budget import DailyBudget
 from yzos_jobs.entity.promote_loop import promote_pending
 from yzos_jobs.inference.contract import ClassifierUsage
 from yzos_jobs.jobcontext import JobContext
@@ -50,52 +51,59 @@ def run_entity_promote(ctx: JobContext) -> JobStats:
         "stopped": ctx.stop.is_set(),
         **triaged.counts(),
         **(run.usage + triaged.usage).counts(),
+        **_budget_note(run.budget_spent),
         "seconds": round(time.monotonic() - started, 3),
     }
 
 
-RUN_HISTORY = timedelta(days=7)
-
-
-def _housekeeping(ctx: JobContext) -> JobStats:
-    """Once per purge: expired cached verdicts, week-old run rows and decisions older than
-    `decisions.retention_days` (0: kept) go; the user's own corrections stay."""
-    now = utcnow()
-    retention_days = ctx.settings.decisions.retention_days
-    with transaction(ctx.sessions) as s:
-        pruned = (
-            delete_decisions_before(s, now - timedelta(days=retention_days))
-            if retention_days
-            else 0
-        )
-        return {
-            "cache_expired": delete_expired_verdicts(s, now),
-            "runs_pruned": prune_runs(s, now - RUN_HISTORY),
-            "decisions_pruned": pruned,
-        }
+def _budget_note(reason: str | None) -> JobStats:
+    """The run's stats say when it stopped because the day's LLM budget was spent."""
+    return {"budget_spent": reason} if reason else {}
 
 
 def run_entity_purge_v06(ctx: JobContext) -> JobStats:
-    """Re-judge active entities within `max_llm_calls`; noise/app becomes archived for good."""
+    """Re-judge active entities within `max_llm_calls` and the day's LLM budget; noise/app
+    becomes archived for good."""
     started, usage, stats = time.monotonic(), ClassifierUsage(), PurgeStats()
     result: JobStats = {}
+    daily = DailyBudget(ctx)
     if ctx.classifier.active_model_id() is None:
         # DryRun would answer "real, as suggested" for every entity: nothing to learn.
         result["skipped_reason"] = "dry_run: no model to re-judge with"
     else:
-        stats, usage = rejudge_due(ctx)
+        stats, usage = rejudge_due(ctx, daily)
     return {
         **asdict(stats),
         **result,
-        **_housekeeping(ctx),
         "stopped": ctx.stop.is_set(),
         **usage.counts(),
+        **_budget_note(daily.reason),
         "seconds": round(time.monotonic() - started, 3),
     }
 
 
+def run_prune(ctx: JobContext) -> JobStats:
+    """Daily retention: expired cached verdicts; finished run rows older than
+    `retention.job_runs_days`; decisions older than `decisions.retention_days`, except the
+    user's corrections and each active entity's latest decision. A period of 0 keeps all."""
+    started, now = time.monotonic(), utcnow()
+    runs_days = ctx.settings.retention.job_runs_days
+    decisions_days = ctx.settings.decisions.retention_days
+    with transaction(ctx.sessions) as s:
+        counts = {
+            "cache_expired": delete_expired_verdicts(s, now),
+            "runs_pruned": prune_runs(s, now - timedelta(days=runs_days)) if runs_days else 0,
+            "decisions_pruned": (
+                delete_decisions_before(s, now - timedelta(days=decisions_days))
+                if decisions_days
+                else 0
+            ),
+        }
+    return {**counts, "seconds": round(time.monotonic() - started, 3)}
+
+
 JOBS: dict[str, Callable[[JobContext], JobStats]] = dict(
-    zip(JOB_NAMES, (run_entity_promote, run_entity_purge_v06), strict=True)
+    zip(JOB_NAMES, (run_entity_promote, run_entity_purge_v06, run_prune), strict=True)
 )
 
 

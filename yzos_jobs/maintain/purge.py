@@ -16,6 +16,7 @@ from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import run_in_transaction
 from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
+from yzos_jobs.entity.llm_budget import DailyBudget
 from yzos_jobs.entity.merge import merge_entities, remember_old_key, scope_for
 from yzos_jobs.entity.policy import meaningful_summary
 from yzos_jobs.entity.trail import judged_decision
@@ -241,15 +242,19 @@ def _submit(ctx: JobContext, due: _Due, limit: int) -> _Judging | None:
     return _Judging(entities, summaries, len(entities), future)
 
 
-def rejudge_due(ctx: JobContext) -> tuple[PurgeStats, ClassifierUsage]:
-    """Re-judge what is due within `max_llm_calls` real calls (cached verdicts are free)."""
+def rejudge_due(ctx: JobContext, daily: DailyBudget) -> tuple[PurgeStats, ClassifierUsage]:
+    """Re-judge what is due within `max_llm_calls` real calls (cached verdicts are free) and
+    the day's LLM budget (once it is spent, nothing more is re-judged)."""
     cfg = ctx.settings.jobs.entity_purge_v06
     stats, usage = PurgeStats(), ClassifierUsage()
     due, budget, exhausted = _Due(utcnow()), cfg.max_llm_calls, False
     judging: deque[_Judging] = deque()
+    # Under a daily budget one batch is judged at a time: the one that spends it is the last.
+    depth = 1 if daily.capped else JUDGING_DEPTH
     while True:
-        while not exhausted and len(judging) < JUDGING_DEPTH and not ctx.stop.is_set():
+        while not exhausted and len(judging) < depth and not ctx.stop.is_set():
             limit = min(cfg.batch_size, budget)
+            limit = daily.calls_left(limit) if limit > 0 and daily.spent() is None else 0
             if limit <= 0:
                 break  # what the batches in hand do not spend (cache hits) comes back
             batch = _submit(ctx, due, limit)
@@ -264,6 +269,7 @@ def rejudge_due(ctx: JobContext) -> tuple[PurgeStats, ClassifierUsage]:
         classified = batch.classified.result()
         budget += batch.reserved - classified.usage.llm_calls  # cache hits cost nothing
         usage += classified.usage
+        daily.charge(classified.usage)
         outcomes = classified.outcomes
         stats.add(
             run_in_transaction(

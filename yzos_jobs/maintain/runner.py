@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.job_pauses import Pause, pause_of
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.maintain import slots
@@ -15,20 +16,34 @@ from yzos_jobs.maintain.jobs import JOBS, canonical_job
 log = get_logger(__name__)
 
 
+def paused(ctx: JobContext, job: str) -> Pause | None:
+    """The pause in force on `job`, read from the database (every daemon reads the same)."""
+    with ctx.sessions() as s:
+        return pause_of(s.connection(), job)
+
+
 @dataclass
 class RunResult:
     job: str
     slot: str
-    status: Literal["succeeded", "failed", "skipped"]
+    # paused: an operator paused the job (`yzos-jobs pause`); nothing ran.
+    status: Literal["succeeded", "failed", "skipped", "paused"]
     stats: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
 
 
-def run_job(ctx: JobContext, job: str, slot: str | None = None) -> RunResult:
+def run_job(
+    ctx: JobContext, job: str, slot: str | None = None, *, force: bool = False
+) -> RunResult:
     """Run `job` once. `slot` None: a slot of its own (never blocks, never blocked); a shared slot
-    (the scheduled purge) runs once across every daemon."""
+    (the scheduled purge) runs once across every daemon. A paused job does not run unless
+    `force`; the result names who paused it and when."""
     name = canonical_job(job)
     slot = slot or slots.private_slot("once", ctx.owner, utcnow())
+    if not force and (pause := paused(ctx, name)) is not None:
+        log.debug("job paused: run skipped", job=name, paused_by=pause.paused_by)
+        note = {"paused_by": pause.paused_by, "paused_at": pause.paused_at.isoformat()}
+        return RunResult(name, slot, "paused", note)
     lease_s = ctx.settings.jobs.run_lease_s
     handle = slots.claim_slot(ctx.sessions, name, slot, ctx.owner, lease_s)
     if handle is None:

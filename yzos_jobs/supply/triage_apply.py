@@ -24,6 +24,7 @@ from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import run_in_transaction, transaction
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.leases import LeaseKeeper
+from yzos_jobs.entity.llm_budget import DailyBudget
 from yzos_jobs.entity.triage_call import TriageReply, ask_triage
 from yzos_jobs.entity.triage_writes import (
     JudgedTriage,
@@ -229,6 +230,7 @@ def run_triage(ctx: JobContext, only: Sequence[int] | None = None) -> TriageRun:
     total = TriageRun()
     lease_s = ctx.settings.jobs.entity_promote.lease_s
     width = max(1, min(ctx.settings.llm.max_concurrency, 8))
+    budget = DailyBudget(ctx)
     if only is None:
         with transaction(ctx.sessions) as s:
             triage_db.reclaim_expired_triage(s, utcnow())
@@ -238,7 +240,11 @@ def run_triage(ctx: JobContext, only: Sequence[int] | None = None) -> TriageRun:
     ):
         cursor = 0  # a triage that failed waits for the next run, not for this one's next batch
         while not ctx.stop.is_set():
+            if budget.spent() is not None:
+                break  # the sessions wait, triage-pending, for the next day
             limit = len(only) if only is not None else width
+            if only is None:
+                limit = budget.calls_left(limit) or 1
             with transaction(ctx.sessions) as s:
                 batch = triage_db.claim_triage(
                     s,
@@ -252,8 +258,11 @@ def run_triage(ctx: JobContext, only: Sequence[int] | None = None) -> TriageRun:
             if not batch:
                 break
             cursor = batch[-1].id
+            spent = ClassifierUsage()
             for done in pool.map(lambda t: apply_session_triage(ctx, t), batch):
                 total.add(done)
+                spent += done.usage
+            budget.charge(spent)
             if only is not None:
                 break
     return total

@@ -171,10 +171,31 @@ def by_category(body: dict[str, Any]) -> Reply:
     return accept_suggested(body)
 
 
-def _completion(
-    model: str, content: str | None, refusal: str | None = None, finish_reason: str = "stop"
-) -> dict[str, Any]:
+# Characters per token of the usage the double reports: about what BPE tokenizers give for
+# English text and JSON, so costs measured against the double are of the right size.
+CHARS_PER_TOKEN = 4
+
+
+def usage_of(request: dict[str, Any], content: str | None) -> dict[str, int]:
+    """The usage a server would report: the prompt's and the reply's text in tokens."""
+    prompt_chars = sum(len(str(m.get("content") or "")) for m in request.get("messages", []))
+    prompt = -(-prompt_chars // CHARS_PER_TOKEN)
+    completion = -(-len(content or "") // CHARS_PER_TOKEN)
     return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _completion_body(
+    model: str,
+    content: str | None,
+    refusal: str | None = None,
+    finish_reason: str = "stop",
+    usage: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
         "id": "chatcmpl-double",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -186,8 +207,10 @@ def _completion(
                 "finish_reason": finish_reason,
             }
         ],
-        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
+    if usage is not None:
+        body["usage"] = usage
+    return body
 
 
 class _Server(ThreadingHTTPServer):
@@ -210,8 +233,11 @@ class OpenAIDouble:
         slots: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        report_usage: bool = True,
     ) -> None:
         self.responder = responder
+        # False: replies carry no `usage` (as some servers send), their tokens unknown.
+        self.report_usage = report_usage
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -334,30 +360,41 @@ class _Handler(BaseHTTPRequestHandler):
         if not slow:
             self._answer(body, reply)
 
+    def _completion(
+        self,
+        request: dict[str, Any],
+        content: str | None,
+        refusal: str | None = None,
+        finish_reason: str = "stop",
+    ) -> dict[str, Any]:
+        model = request.get("model", "double")
+        reported = content if content is not None else refusal
+        usage = usage_of(request, reported) if self.double.report_usage else None
+        return _completion_body(model, content, refusal, finish_reason, usage)
+
     def _answer(self, body: dict[str, Any], reply: Reply) -> None:
-        model = body.get("model", "double")
         if isinstance(reply, Status):
             self._send(reply.code, reply.body, reply.headers)
         elif isinstance(reply, Hang):
             time.sleep(reply.seconds)
-            self._send(200, _completion(model, json.dumps(verdict("noise"))))
+            self._send(200, self._completion(body, json.dumps(verdict("noise"))))
         elif isinstance(reply, Drop):
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
         elif isinstance(reply, Body):
             self._send_bytes(200, reply.text.encode(), reply.content_type)
         elif isinstance(reply, Drip):
-            self._drip(_completion(model, json.dumps(verdict("noise"))), reply)
+            self._drip(self._completion(body, json.dumps(verdict("noise"))), reply)
         elif isinstance(reply, Cut):
-            self._send(200, _completion(model, reply.content, finish_reason="length"))
+            self._send(200, self._completion(body, reply.content, finish_reason="length"))
         elif isinstance(reply, Refusal):
-            self._send(200, _completion(model, None, reply.text))
+            self._send(200, self._completion(body, None, reply.text))
         elif isinstance(reply, Raw):
-            self._send(200, _completion(model, reply.content))
+            self._send(200, self._completion(body, reply.content))
         elif isinstance(reply, str):
-            self._send(200, _completion(model, reply))
+            self._send(200, self._completion(body, reply))
         else:
-            self._send(200, _completion(model, json.dumps(reply, ensure_ascii=False)))
+            self._send(200, self._completion(body, json.dumps(reply, ensure_ascii=False)))
 
 
 RESPONDERS: dict[str, Responder] = {"suggested": accept_suggested, "by_category": by_category}

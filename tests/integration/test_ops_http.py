@@ -1,0 +1,115 @@
+"""The daemon's /metrics and /healthz, read as a monitoring system reads them: a real daemon
+process, a real HTTP client, prometheus_client's parser."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy.engine import make_url
+
+from tests.support.daemons import start_daemon, stop, wait_for, write_config
+from tests.support.jobs import add_candidates, candidates, make_ctx
+from tests.support.scrape import free_port, get, value
+from tests.support.tcp_proxy import TcpProxy
+from yzos_jobs.cli import cli
+from yzos_jobs.testing import OpenAIDouble
+from yzos_jobs.testing.double import usage_of
+
+
+def _health(port: int) -> tuple[int, str]:
+    return get(f"http://127.0.0.1:{port}/healthz")
+
+
+@pytest.mark.postgres
+@pytest.mark.slow
+def test_metrics_move_with_a_promote_run_and_health_follows_the_database(
+    pg_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Project {i}"} for i in range(40)))
+    url = make_url(pg_url)
+    proxy = TcpProxy((url.host or "127.0.0.1", url.port or 5432)).up()
+    through_proxy = url.set(port=proxy.port).render_as_string(hide_password=False)
+    port = free_port()
+    with OpenAIDouble() as llm:
+        config = write_config(
+            tmp_path / "c.toml",
+            llm.base_url,
+            daemon={"http": f"127.0.0.1:{port}"},
+            **{"jobs.entity_promote": {"interval_s": 1, "batch_size": 10}},
+        )
+        daemon = start_daemon(through_proxy, config)
+        try:
+            wait_for(lambda: _health(port)[0] == 200, 60, "/healthz 200")
+            wait_for(lambda: {c.status for c in candidates(ctx)} == {"promoted"}, 60, "40 promoted")
+            assert value(port, "yzos_llm_requests_total", outcome="ok") == 40 == llm.calls
+            prompt = sum(usage_of(r, None)["prompt_tokens"] for r in llm.requests)
+            assert value(port, "yzos_llm_tokens_total", type="prompt") == prompt
+            assert value(port, "yzos_llm_tokens_total", type="completion") > 0
+            assert value(port, "yzos_llm_tokens_today", type="prompt") == prompt
+            wait_for(
+                lambda: value(port, "yzos_decisions_last_day", source="llm") == 40,
+                30,
+                "the day's decisions",
+            )
+            assert value(port, "yzos_entities", kind="project", status="active") == 40
+            assert value(port, "yzos_candidates", status="promoted") == 40
+            assert value(port, "yzos_job_runs_total", job="entity_promote", outcome="succeeded")
+
+            proxy.down()
+            wait_for(lambda: _health(port)[0] == 503, 60, "/healthz 503 without the database")
+            status, body = _health(port)
+            assert status == 503 and "database does not answer" in body, body
+            wait_for(
+                lambda: value(port, "yzos_store_read_failed") == 1, 30, "the gauges' read failing"
+            )
+
+            proxy.up()
+            wait_for(lambda: _health(port)[0] == 200, 60, "/healthz 200 with the database back")
+            assert _health(port)[1].startswith("ok")
+        finally:
+            code, err = stop(daemon)
+            proxy.down()
+    assert code == 0, err[-3000:]
+
+
+def test_a_remote_bind_without_allow_remote_is_one_line_and_exit_2(
+    db_url: str, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path / "c.toml", None, daemon={"http": "0.0.0.0:9464"})
+    result = CliRunner().invoke(
+        cli, ["--config", str(config), "run"], env={"YZOS_DATABASE_URL": db_url}
+    )
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert "daemon.http" in line and "0.0.0.0 is not a loopback address" in line
+
+
+@pytest.mark.parametrize("http", ["9464", "127.0.0.1:", "127.0.0.1:99999", ":9464"])
+def test_a_malformed_bind_address_is_one_line_and_exit_2(
+    db_url: str, tmp_path: Path, http: str
+) -> None:
+    config = write_config(tmp_path / "c.toml", None, daemon={"http": http})
+    result = CliRunner().invoke(
+        cli, ["--config", str(config), "run"], env={"YZOS_DATABASE_URL": db_url}
+    )
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert "expected host:port" in line
+
+
+def test_a_port_already_taken_is_one_line_and_exit_2(db_url: str, tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_config(tmp_path / "c.toml", None, daemon={"http": f"127.0.0.1:{port}"})
+        result = CliRunner().invoke(
+            cli, ["--config", str(config), "run"], env={"YZOS_DATABASE_URL": db_url}
+        )
+    assert result.exit_code == 2
+    [line] = result.output.splitlines()
+    assert f"cannot listen on 127.0.0.1:{port}" in line

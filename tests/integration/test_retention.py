@@ -1,0 +1,117 @@
+"""Retention, as the daily prune job applies it: decisions and finished run rows older than
+their periods go; every user correction and each active entity's latest decision stay."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from click.testing import CliRunner
+from sqlalchemy import select, update
+
+from tests.support.daemons import write_config
+from tests.support.jobs import add_candidates, decisions, entities, make_ctx
+from yzos_jobs.cli import cli
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
+from yzos_jobs.db.models import Decision, JobRun
+from yzos_jobs.entity.corrections import correct
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.maintain.jobs import run_entity_promote, run_prune
+
+
+def _age_every_decision(ctx: JobContext, days: int) -> None:
+    with transaction(ctx.sessions) as s:
+        s.execute(update(Decision).values(created_at=utcnow() - timedelta(days=days)))
+
+
+def _once_prune(db_url: str, config: Path) -> dict[str, object]:
+    result = CliRunner().invoke(
+        cli,
+        ["--config", str(config), "once", "prune", "--json"],
+        env={"YZOS_DATABASE_URL": db_url},
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output.strip().splitlines()[-1])
+
+
+def test_prune_keeps_corrections_and_current_state_and_drops_the_rest(
+    db_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(db_url)
+    add_candidates(
+        ctx,
+        {"raw_text": "YZOS Core"},
+        {"raw_text": "Telegram"},
+        {"raw_text": "3f2b9c1e-8d4a-4b7e-9f10-2c6d5e8a1b22"},  # rejected: structural noise
+    )
+    run_entity_promote(ctx)
+    by_name = {e.display_name: e.id for e in entities(ctx)}
+    correct(ctx.sessions, f"e:{by_name['Telegram']}", "not_entity")
+    _age_every_decision(ctx, 100)
+    with transaction(ctx.sessions) as s:
+        # A later (still old) re-judgement of YZOS Core: now its current state's decision.
+        s.add(
+            Decision(
+                call_site="entity_purge_v06",
+                source="llm",
+                outcome="kept",
+                entity_id=by_name["YZOS Core"],
+                created_at=utcnow() - timedelta(days=95),
+            )
+        )
+        s.add(Decision(call_site="promote_candidate", source="llm", created_at=utcnow()))
+    before = {d.id: d for d in decisions(ctx)}
+    assert {"promoted", "rejected"} <= {d.outcome for d in before.values()}
+    config = write_config(tmp_path / "c.toml", None, decisions={"retention_days": 90})
+
+    stats = _once_prune(db_url, config)
+
+    kept = {d.id: d for d in decisions(ctx)}
+    assert stats["status"] == "succeeded" and stats["decisions_pruned"] == len(before) - 3
+    assert {(d.call_site, d.outcome) for d in kept.values()} == {
+        ("user", "archived"),  # the correction of Telegram (archived: its other rows go)
+        ("entity_purge_v06", "kept"),  # YZOS Core's current state
+        ("promote_candidate", None),  # younger than the period
+    }
+    [core_kept] = [d for d in kept.values() if d.call_site == "entity_purge_v06"]
+    assert core_kept.entity_id == by_name["YZOS Core"]
+
+
+def test_job_runs_go_after_their_period_and_zero_keeps_everything(
+    db_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(db_url)
+    now = utcnow()
+    with transaction(ctx.sessions) as s:
+        for slot, age, status in (("old", 40, "succeeded"), ("new", 1, "failed")):
+            s.add(
+                JobRun(
+                    job_name="entity_promote",
+                    slot=slot,
+                    status=status,
+                    owner="x:1",
+                    started_at=now - timedelta(days=age),
+                )
+            )
+    add_candidates(ctx, {"raw_text": "YZOS Core"})
+    run_entity_promote(ctx)
+    _age_every_decision(ctx, 400)
+
+    forever = write_config(
+        tmp_path / "forever.toml",
+        None,
+        retention={"job_runs_days": 0},
+        decisions={"retention_days": 0},
+    )
+    stats = _once_prune(db_url, forever)
+    assert (stats["runs_pruned"], stats["decisions_pruned"]) == (0, 0)
+
+    month = write_config(tmp_path / "month.toml", None, retention={"job_runs_days": 30})
+    stats = _once_prune(db_url, month)
+    assert stats["runs_pruned"] == 1
+    with ctx.sessions() as s:
+        slots = set(s.scalars(select(JobRun.slot).where(JobRun.job_name == "entity_promote")))
+    assert "old" not in slots and "new" in slots
+    assert run_prune(ctx)["runs_pruned"] == 0  # the default keeps run rows forever

@@ -1,0 +1,59 @@
+"""The daemon's health, as /healthz reports it: healthy while the scheduler loop ticks, the
+database answers, and `status --check` finds no problem (no failed or overdue job, not too much
+decided by the fallback). A spent LLM budget and paused jobs are said, not failed: they are the
+operator's own settings, and the daemon is doing what it was told."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlalchemy import Engine, text
+
+from yzos_jobs.config import Settings
+from yzos_jobs.db.job_pauses import all_pauses
+from yzos_jobs.entity.budget_rules import spent_reason, today_usage
+from yzos_jobs.status import collect_status
+
+# The scheduler's own tick (a job of the daemon) runs this often; a loop that has not ticked
+# for STALLED_AFTER_S is taken for stuck.
+TICK_S = 5
+STALLED_AFTER_S = 30
+# The longest the database may take to answer a health check on PostgreSQL.
+CHECK_TIMEOUT_MS = 5000
+
+
+@dataclass
+class Health:
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def body(self) -> str:
+        head = "ok" if self.ok else "unhealthy"
+        return "\n".join([head, *self.problems, *self.notes]) + "\n"
+
+
+def check_health(engine: Engine, settings: Settings, tick_age_s: float) -> Health:
+    health = Health()
+    if tick_age_s > STALLED_AFTER_S:
+        health.problems.append(f"scheduler loop stalled: last tick {tick_age_s:.0f} s ago")
+    try:
+        with engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text(f"SET LOCAL statement_timeout = {CHECK_TIMEOUT_MS}"))
+            health.problems.extend(collect_status(conn, settings)["problems"])
+            if (reason := spent_reason(settings.llm, today_usage(conn))) is not None:
+                health.notes.append(reason)
+            for pause in all_pauses(conn):
+                health.notes.append(
+                    f"{pause.job_name} paused by {pause.paused_by} since "
+                    f"{pause.paused_at.isoformat()}"
+                )
+            conn.rollback()
+    except Exception as exc:  # whatever the database did, the probe answers
+        first = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+        health.problems.append(f"database does not answer: {first[0] if first else exc!r}")
+    return health

@@ -1,0 +1,95 @@
+"""What the daemon does for its operator beside the jobs: the scheduler's own tick (the
+liveness /healthz reads), and, when `[daemon] http` is set, the metrics and the HTTP server
+(`metrics.py`, `ops_http.py`). Without `http` it keeps only the tick and costs nothing else."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy import Engine
+
+from yzos_jobs.config import ConfigError
+from yzos_jobs.db.connection import create_db_engine
+from yzos_jobs.health import TICK_S, Health, check_health
+from yzos_jobs.inference import request_events
+from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.maintain.runner import RunResult
+from yzos_jobs.metrics import DaemonMetrics
+from yzos_jobs.ops_http import OpsServer, parse_bind
+
+
+class Operations:
+    def __init__(self, ctx: JobContext) -> None:
+        self.ctx = ctx
+        self._last_tick = time.monotonic()
+        self._tick_lock = threading.Lock()
+        self._bind: tuple[str, int] | None = None
+        self.metrics: DaemonMetrics | None = None
+        self.server: OpsServer | None = None
+        self._engine: Engine | None = None
+
+    def check(self) -> None:
+        """Refuse a bad `[daemon] http` (ConfigError: one line, exit 2)."""
+        daemon = self.ctx.settings.daemon
+        if daemon.http:
+            self._bind = parse_bind(daemon, self.ctx.settings.source)
+
+    def schedule(self, scheduler: BaseScheduler) -> None:
+        # Its own executor: jobs that fill the default pool must not make the loop look stuck.
+        scheduler.add_executor(ThreadPoolExecutor(1), "operations")
+        scheduler.add_job(
+            self.tick,
+            IntervalTrigger(seconds=TICK_S, timezone="UTC"),
+            id="operations_tick",
+            executor="operations",
+            misfire_grace_time=TICK_S,
+        )
+
+    def tick(self) -> None:
+        with self._tick_lock:
+            self._last_tick = time.monotonic()
+
+    def tick_age_s(self) -> float:
+        with self._tick_lock:
+            return time.monotonic() - self._last_tick
+
+    def start(self) -> None:
+        if self._bind is None:
+            return
+        settings = self.ctx.settings
+        # The probes and scrapes have connections of their own: a busy job never delays them.
+        self._engine = create_db_engine(
+            settings.database.sqlalchemy_url, pool_size=2, max_overflow=2
+        )
+        self.metrics = DaemonMetrics(settings, self._engine)
+        request_events.subscribe(self.metrics)
+        try:
+            self.server = OpsServer(self._bind, self.metrics.registry, self.health).start()
+        except OSError as exc:
+            self.stop()
+            raise ConfigError(
+                f"{settings.source}: key 'daemon.http': cannot listen on "
+                f"{settings.daemon.http}: {exc.strerror or exc}"
+            ) from None
+
+    def health(self) -> Health:
+        assert self._engine is not None
+        return check_health(self._engine, self.ctx.settings, self.tick_age_s())
+
+    def observe(self, result: RunResult) -> None:
+        if self.metrics is not None:
+            self.metrics.observe_run(result)
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if self.metrics is not None:
+            request_events.unsubscribe(self.metrics)
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
