@@ -19,7 +19,7 @@ from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import Entity, EntityOverride, ImporterFile
-from yzos_jobs.entity.classifier import SYSTEM_PROMPT
+from yzos_jobs.entity.verdict_prompt import SYSTEM_PROMPT
 from yzos_jobs.importers.jsonl import JsonlImporter
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.testing import OpenAIDouble, Status, accept_suggested, candidate_of, verdict
