@@ -66,7 +66,7 @@ class AppContext:
 
     def ready_engine(self) -> Engine:
         """The engine, with the schema at head (migrated on first use where allowed)."""
-        from yzos_jobs.db.schema_state import ensure_schema
+        from yzos_jobs.db.auto_migrate import ensure_schema
 
         ensure_schema(self.engine, self.settings.database)
         return self.engine
@@ -262,6 +262,7 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
     """Score the configured model's session triage on labelled sessions: proposed tasks against
     the work items a person named (precision, recall, duplicate rate, calls, latency)."""
     from yzos_jobs.entity.triage_evaluation import evaluate_triage, render_triage_report
+    from yzos_jobs.importers.digests import session_digests
     from yzos_jobs.runtime import build_classifier
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
@@ -273,7 +274,9 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
         )
         return
     try:
-        report = evaluate_triage(classifier, app.settings, dataset, use_cache=not no_cache)
+        report = evaluate_triage(
+            classifier, app.settings, dataset, session_digests, use_cache=not no_cache
+        )
     except UnicodeDecodeError as exc:
         _fail(
             click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE

@@ -15,13 +15,14 @@ ALLOWED: dict[str, set[str]] = {
     "kinds": set(),
     "text": set(),
     "files": set(),
+    "redact": set(),
     "config": {"kinds"},
-    "inference": {"config", "kinds"},
-    "logging": {"config", "inference"},
+    "inference": {"config", "kinds", "redact"},
+    "logging": {"config", "redact"},
     "db": {"config", "kinds", "logging", "inference"},
     "jobcontext": {"config", "db", "inference"},
     "observe": {"db", "files", "text"},
-    "entity": {"config", "db", "inference", "jobcontext", "kinds", "logging", "importers"},
+    "entity": {"config", "db", "inference", "jobcontext", "kinds", "logging"},
     "supply": {"db", "entity", "inference", "jobcontext", "logging"},
     "importers": {"db", "entity", "files", "jobcontext", "kinds", "supply", "text"},
     "maintain": {"db", "entity", "inference", "jobcontext", "kinds", "logging", "supply"},
@@ -29,8 +30,6 @@ ALLOWED: dict[str, set[str]] = {
 # Narrower rules inside an allowed edge: (importer, imported) -> the modules it may name.
 ONLY: dict[tuple[str, str], set[str]] = {
     ("db", "inference"): {"yzos_jobs.inference.contract"},  # the contract types, never a client
-    ("logging", "inference"): {"yzos_jobs.inference.redact"},
-    ("entity", "importers"): {"yzos_jobs.importers.digests"},  # eval-triage rebuilds digests
     ("importers", "entity"): {"yzos_jobs.entity.noise_filter"},
 }
 

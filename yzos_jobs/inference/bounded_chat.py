@@ -11,8 +11,8 @@ from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.client import build_client, chat, constraint_params
 from yzos_jobs.inference.errors import ClassifierError, LlmFailed, LlmInvalidOutput
 from yzos_jobs.inference.profile import InferenceProfile
-from yzos_jobs.inference.redact import mask_url_credentials
 from yzos_jobs.inference.schema import Field
+from yzos_jobs.redact import mask_url_credentials
 
 if TYPE_CHECKING:
     from openai import OpenAI
