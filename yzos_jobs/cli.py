@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -472,6 +472,13 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def _print_report(report: Any, as_json: bool, render: Callable[[Any, TextIO], None]) -> None:
+    if as_json:
+        _print_json(report)
+    else:
+        render(report, sys.stdout)
+
+
 @contextmanager
 def _reference_errors(as_json: bool) -> Iterator[None]:
     """A reference that names nothing is one line (exit 1); one that names several lists them
@@ -485,11 +492,7 @@ def _reference_errors(as_json: bool) -> Iterator[None]:
     except RefNotFound as exc:
         _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
     except AmbiguousRef as exc:
-        report = ambiguity_report(exc)
-        if as_json:
-            _print_json(report)
-        else:
-            review_render.render_matches(report, sys.stdout)
+        _print_report(ambiguity_report(exc), as_json, review_render.render_matches)
         _fail(click.get_current_context(), str(exc), EXIT_USAGE)
 
 
@@ -520,10 +523,7 @@ def entities_cmd(
         lines = review_reports.entities_report(
             session, kind=kind, status=status, project=project, search=search, limit=limit
         )
-    if as_json:
-        _print_json(lines)
-    else:
-        review_render.render_entities(lines, sys.stdout)
+    _print_report(lines, as_json, review_render.render_entities)
 
 
 @cli.command("show")
@@ -538,10 +538,7 @@ def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 
     with app.session_factory() as session, _reference_errors(as_json):
         report = review_reports.show_report(session, resolve(session, ref))
-    if as_json:
-        _print_json(report)
-    else:
-        review_render.render_show(report, sys.stdout)
+    _print_report(report, as_json, review_render.render_show)
 
 
 @cli.command("explain")
@@ -556,10 +553,7 @@ def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 
     with app.session_factory() as session, _reference_errors(as_json):
         report = review_reports.explain_report(session, resolve(session, ref))
-    if as_json:
-        _print_json(report)
-    else:
-        review_render.render_explain(report, sys.stdout)
+    _print_report(report, as_json, review_render.render_explain)
 
 
 @cli.command("correct")

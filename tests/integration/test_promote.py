@@ -132,6 +132,7 @@ def test_expired_leases_come_back_and_attempts_are_bounded(db_url: str) -> None:
 
     from yzos_jobs.db.column_types import utcnow
     from yzos_jobs.db.connection import transaction
+    from yzos_jobs.db.lease_claim import Claim
     from yzos_jobs.db.models import EntityCandidate
 
     with OpenAIDouble() as llm:
@@ -171,6 +172,7 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
 
     from yzos_jobs.db.column_types import utcnow
     from yzos_jobs.db.connection import transaction
+    from yzos_jobs.db.lease_claim import Claim
     from yzos_jobs.db.models import EntityCandidate
     from yzos_jobs.db.queue import claim_batch
     from yzos_jobs.entity.updater import promote_candidate, write_decisions
@@ -178,7 +180,7 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
     ctx = make_ctx(db_url)
     add_candidates(ctx, {"raw_text": "Kept"}, {"raw_text": "Stolen"})
     with transaction(ctx.sessions) as s:
-        batch = claim_batch(s, ctx.owner, limit=10, lease_s=60, now=utcnow())
+        batch = claim_batch(s, Claim(ctx.owner, limit=10, lease_s=60, now=utcnow()))
     # Our lease ran out and another daemon took "Stolen" while we were classifying.
     with transaction(ctx.sessions) as s:
         s.execute(

@@ -10,6 +10,7 @@ the state it expects; a row that changed hands is left alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,27 +24,36 @@ from yzos_jobs.db.models import EntityCandidate, SessionTriage
 Queue = type[EntityCandidate] | type[SessionTriage]
 
 
+@dataclass(frozen=True)
+class Claim:
+    """Who claims how many rows past which id, for how long, as of when."""
+
+    owner: str
+    limit: int
+    lease_s: float
+    now: datetime
+    after_id: int = 0
+
+
 def claim(
     session: Session,
     queue: Queue,
-    owner: str,
-    *,
-    where: ColumnElement[bool],
-    limit: int,
-    lease_s: float,
-    now: datetime,
+    request: Claim,
+    where: ColumnElement[bool] | None,
     returning: Sequence[Any],
 ) -> list[Row[Any]]:
-    """Claim up to `limit` pending rows that match `where`, in id order, and return their
-    `returning` columns. PostgreSQL skips rows another daemon is claiming (FOR UPDATE SKIP
-    LOCKED); SQLite serialises writers."""
+    """Claim up to `request.limit` pending rows with an id past `request.after_id` that match
+    `where`, in id order, and return their `returning` columns. PostgreSQL skips rows another
+    daemon is claiming (FOR UPDATE SKIP LOCKED); SQLite serialises writers."""
     ids = (
         select(queue.id)
-        .where(queue.status == "pending", where)
+        .where(queue.status == "pending", queue.id > request.after_id)
         .order_by(queue.id)
-        .limit(limit)
+        .limit(request.limit)
         .with_for_update(skip_locked=True)
     )
+    if where is not None:
+        ids = ids.where(where)
     # PostgreSQL plans `id IN (subquery)` as a hash join over the whole queue; `id = ANY(ARRAY(
     # subquery))` looks the claimed rows up by primary key, however long the queue is.
     picked = (
@@ -56,10 +66,10 @@ def claim(
         .where(picked)
         .values(
             status="claimed",
-            claimed_by=owner,
-            lease_until=now + timedelta(seconds=lease_s),
+            claimed_by=request.owner,
+            lease_until=request.now + timedelta(seconds=request.lease_s),
             attempts=queue.attempts + 1,
-            updated_at=now,
+            updated_at=request.now,
         )
         .returning(*returning)
     )

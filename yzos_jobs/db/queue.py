@@ -22,6 +22,7 @@ from yzos_jobs.db.dialect import (
     row_source,
     time_param,
 )
+from yzos_jobs.db.lease_claim import Claim
 from yzos_jobs.db.models import EntityCandidate
 
 C = EntityCandidate
@@ -43,7 +44,9 @@ class NewCandidate:
 
 
 @dataclass(frozen=True)
-class ClaimedCandidate:
+class QueuedCandidate:
+    """What the judge is shown of a queued candidate (and its id), whatever its state."""
+
     id: int
     raw_text: str
     suggested_kind: str | None
@@ -51,6 +54,10 @@ class ClaimedCandidate:
     source_id: str
     app_bundle_id: str | None
     surrounding_text: str | None
+
+
+@dataclass(frozen=True)
+class ClaimedCandidate(QueuedCandidate):
     attempts: int
     created_at: datetime
     project_path: str | None = None
@@ -120,32 +127,20 @@ _NEW_COLUMNS = (
 
 def claim_batch(
     session: Session,
-    owner: str,
+    request: Claim,
     *,
-    limit: int,
-    lease_s: float,
-    now: datetime,
-    after_id: int = 0,
     source_ids: Sequence[str] | None = None,
     with_suggested_kind: bool = False,
 ) -> list[ClaimedCandidate]:
-    """Claim up to `limit` pending candidates with id > after_id (of the given sources, if any;
-    only those with a suggested kind, if asked), in id order (see `lease_claim.claim`)."""
-    condition: ColumnElement[bool] = C.id > after_id
+    """Claim pending candidates (of the given sources, if any; only those with a suggested
+    kind, if asked), in id order (see `lease_claim.claim`)."""
+    conditions: list[ColumnElement[bool]] = []
     if source_ids is not None:
-        condition = and_(condition, C.source_id.in_(list(source_ids)))
+        conditions.append(C.source_id.in_(list(source_ids)))
     if with_suggested_kind:
-        condition = and_(condition, C.suggested_kind.is_not(None))
-    claimed = lease_claim.claim(
-        session,
-        C,
-        owner,
-        where=condition,
-        limit=limit,
-        lease_s=lease_s,
-        now=now,
-        returning=_CLAIMED_COLUMNS,
-    )
+        conditions.append(C.suggested_kind.is_not(None))
+    where = and_(*conditions) if conditions else None
+    claimed = lease_claim.claim(session, C, request, where, _CLAIMED_COLUMNS)
     rows = [ClaimedCandidate(*row) for row in claimed]
     rows.sort(key=lambda c: c.id)
     return rows

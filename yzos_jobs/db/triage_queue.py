@@ -21,11 +21,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, func, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import lease_claim
 from yzos_jobs.db.dialect import upsert_insert
+from yzos_jobs.db.lease_claim import Claim
 from yzos_jobs.db.models import ActivitySession, Entity, EntityCandidate, SessionTriage
 
 TriageKind = Literal["digest", "proposals"]
@@ -84,30 +85,12 @@ A = ActivitySession
 
 
 def claim_triage(
-    session: Session,
-    owner: str,
-    *,
-    limit: int,
-    lease_s: float,
-    now: datetime,
-    after_id: int = 0,
-    only: Sequence[int] | None = None,
+    session: Session, request: Claim, *, only: Sequence[int] | None = None
 ) -> list[ClaimedTriage]:
-    """Claim up to `limit` pending triages with id > after_id (of `only`, if given), oldest
-    first, with a lease, like candidates (see `lease_claim.claim`)."""
-    condition: ColumnElement[bool] = T.id > after_id
-    if only is not None:
-        condition = and_(condition, T.id.in_(list(only)))
-    claimed = lease_claim.claim(
-        session,
-        T,
-        owner,
-        where=condition,
-        limit=limit,
-        lease_s=lease_s,
-        now=now,
-        returning=(T.id,),
-    )
+    """Claim pending triages (of `only`, if given), oldest first, with a lease, like candidates
+    (see `lease_claim.claim`)."""
+    where = T.id.in_(list(only)) if only is not None else None
+    claimed = lease_claim.claim(session, T, request, where, (T.id,))
     claimed_ids = sorted(row[0] for row in claimed)
     if not claimed_ids:
         return []

@@ -52,7 +52,6 @@ from yzos_jobs.inference.errors import (
 )
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.scheduler import InferenceScheduler
-from yzos_jobs.inference.schema import Field
 
 if TYPE_CHECKING:
     from openai import OpenAI
@@ -179,16 +178,6 @@ class Classifier:
     @property
     def replies(self) -> VerdictStore | None:
         return self.cache
-
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        shape: Field,
-        max_tokens: int,
-        breaker: CircuitBreaker,
-    ) -> str:
-        """One other chat call (a session triage) under the same bounds as the verdicts."""
-        return self.chat.complete(messages, shape, max_tokens, breaker)
 
     def prompt(self) -> Prompt:
         """The prompt in force: the built-in one and the user corrections read for this batch."""

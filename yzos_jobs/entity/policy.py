@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from yzos_jobs.db.entities import EntityDraft, project_key
-from yzos_jobs.db.queue import ClaimedCandidate
+from yzos_jobs.db.queue import ClaimedCandidate, QueuedCandidate
 from yzos_jobs.db.sighting_rows import fingerprint
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.inference.contract import ClassifyInput, ClassifyOutcome
@@ -202,7 +202,8 @@ def scope_key(kind: str, candidate: ClaimedCandidate) -> str:
     return project_key(candidate.project_path) if kind in ("project", "task") else ""
 
 
-def candidate_input(candidate: ClaimedCandidate) -> ClassifyInput:
+def candidate_input(candidate: QueuedCandidate) -> ClassifyInput:
+    """What the judge is asked about a queued candidate (the verdict cache keys it by this)."""
     return ClassifyInput(
         raw_text=candidate.raw_text,
         source_kind=candidate.source_kind,

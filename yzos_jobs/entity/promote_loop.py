@@ -13,6 +13,7 @@ from yzos_jobs.db import queue
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.dialect import PlannerStatsKeeper
+from yzos_jobs.db.lease_claim import Claim
 from yzos_jobs.entity.policy import FailurePolicy
 from yzos_jobs.entity.updater import (
     JudgedBatch,
@@ -62,13 +63,10 @@ def _claim(
     ctx: JobContext, after_id: int, size: int, source_ids: Sequence[str] | None, dry_run: bool
 ) -> list[queue.ClaimedCandidate]:
     with transaction(ctx.sessions) as s:
+        lease_s = ctx.settings.jobs.entity_promote.lease_s
         return queue.claim_batch(
             s,
-            ctx.owner,
-            limit=size,
-            lease_s=ctx.settings.jobs.entity_promote.lease_s,
-            now=utcnow(),
-            after_id=after_id,
+            Claim(ctx.owner, size, lease_s, utcnow(), after_id=after_id),
             source_ids=source_ids,
             # Without a model, a candidate with no suggested kind waits for a real judge.
             with_suggested_kind=dry_run,

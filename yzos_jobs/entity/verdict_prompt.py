@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from blake3 import blake3
-from pydantic import ValidationError
 
 from yzos_jobs.entity.policy import display_name as normalize_display_name
 from yzos_jobs.inference.contract import ClassifyInput, ClassifyVerdict, CorrectionExample
 from yzos_jobs.inference.errors import LlmInvalidOutput
 from yzos_jobs.inference.fields import clean_field, one_line
-from yzos_jobs.inference.replies import encode_data, extract_json
+from yzos_jobs.inference.replies import encode_data, extract_json, validate_reply
 from yzos_jobs.inference.schema import verdict_json_schema
 from yzos_jobs.kinds import ENTITY_KINDS
 
@@ -189,13 +188,7 @@ def parse_verdict(text: str) -> ClassifyVerdict:
     data = extract_json(text)
     if not isinstance(data, dict):
         raise LlmInvalidOutput("reply is not a JSON object")
-    try:
-        verdict = ClassifyVerdict.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "object"
-        raise LlmInvalidOutput(f"{where}: {first['msg']}") from None
-    return enforce_invariants(verdict)
+    return enforce_invariants(validate_reply(ClassifyVerdict, data))
 
 
 def enforce_invariants(verdict: ClassifyVerdict) -> ClassifyVerdict:

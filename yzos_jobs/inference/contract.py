@@ -9,15 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from yzos_jobs.counters import Counters
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.errors import ClassifierError
-from yzos_jobs.inference.schema import Field
 from yzos_jobs.kinds import VerdictKind
+
+if TYPE_CHECKING:
+    from yzos_jobs.inference.bounded_chat import BoundedChat
 
 
 @dataclass(frozen=True)
@@ -131,13 +133,10 @@ class Judge(Protocol):
 
     def new_breaker(self) -> CircuitBreaker: ...
 
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        shape: Field,
-        max_tokens: int,
-        breaker: CircuitBreaker,
-    ) -> str: ...
+    @property
+    def chat(self) -> BoundedChat:
+        """Other chat calls (a session triage) under the same bounds as the verdicts."""
+        ...
 
     @property
     def replies(self) -> VerdictStore | None:

@@ -24,6 +24,7 @@ from yzos_jobs.db import triage_queue as triage_db
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import run_in_transaction, transaction
 from yzos_jobs.db.entities import project_key
+from yzos_jobs.db.lease_claim import Claim
 from yzos_jobs.db.leases import LeaseKeeper
 from yzos_jobs.entity.triage_call import TriageReply, ask_triage
 from yzos_jobs.entity.triage_writes import (
@@ -235,15 +236,8 @@ def run_triage(ctx: JobContext, only: Sequence[int] | None = None) -> TriageRun:
         while not ctx.stop.is_set():
             limit = len(only) if only is not None else width
             with transaction(ctx.sessions) as s:
-                batch = triage_db.claim_triage(
-                    s,
-                    ctx.owner,
-                    limit=limit,
-                    lease_s=lease_s,
-                    now=utcnow(),
-                    after_id=cursor,
-                    only=only,
-                )
+                request = Claim(ctx.owner, limit, lease_s, utcnow(), after_id=cursor)
+                batch = triage_db.claim_triage(s, request, only=only)
             if not batch:
                 break
             cursor = batch[-1].id
