@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -142,7 +141,7 @@ def build(engine: Engine, backend: str, n: int) -> None:
 def cli_seconds(args: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "yzos_jobs", *args],
+        [_support.YZOS_JOBS, *args],
         env=env,
         cwd=_support.REPO,
         capture_output=True,

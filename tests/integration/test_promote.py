@@ -132,7 +132,6 @@ def test_expired_leases_come_back_and_attempts_are_bounded(db_url: str) -> None:
 
     from yzos_jobs.db.column_types import utcnow
     from yzos_jobs.db.connection import transaction
-    from yzos_jobs.db.lease_claim import Claim
     from yzos_jobs.db.models import EntityCandidate
 
     with OpenAIDouble() as llm:
@@ -195,3 +194,18 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
     assert (stolen.status, stolen.claimed_by, stolen.entity_id) == ("claimed", "other:2", None)
     assert [e.display_name for e in entities(ctx)] == ["Kept"]
     assert sighting_count(ctx) == 1
+
+
+def test_a_batch_size_set_is_used_without_a_model_too(db_url: str) -> None:
+    names = [{"raw_text": f"project {i}", "source_id": f"s{i}"} for i in range(20)]
+    configured = make_ctx(db_url, entity_promote={"batch_size": 7})
+    add_candidates(configured, *names)
+    stats = run_entity_promote(configured)
+    assert (stats["promoted"], stats["batches"]) == (20, 3)
+
+
+def test_unset_the_batch_size_without_a_model_is_the_larger_default(db_url: str) -> None:
+    ctx = make_ctx(db_url)
+    add_candidates(ctx, *[{"raw_text": f"task {i}", "source_id": f"s{i}"} for i in range(150)])
+    stats = run_entity_promote(ctx)
+    assert (stats["promoted"], stats["batches"]) == (150, 1)

@@ -30,8 +30,6 @@ log = get_logger(__name__)
 # Batches being judged at once: the next batch's requests queue behind this one's, so no slot
 # of the model server idles at a batch's tail while it is written.
 JUDGING_DEPTH = 2
-# Candidates claimed per batch when no model is configured (no LLM call bounds a batch).
-DRY_RUN_BATCH = 2500
 
 
 @dataclass
@@ -97,8 +95,7 @@ def promote_pending(
                 planner.grew(s, stats.promoted)
 
     cursor, dry_run = 0, ctx.classifier.active_model_id() is None
-    # Without a model nothing but the database bounds a batch: the job picks its own size.
-    size = max(cfg.batch_size, DRY_RUN_BATCH) if dry_run else cfg.batch_size
+    size = cfg.batch_for(with_model=not dry_run)
     judging: deque[Future[JudgedBatch]] = deque()
     # SQLite takes one writer at a time: a write beside the next claim only makes one of them
     # wait on the lock (and its busy handler sleeps in steps up to 100 ms), so write in turn.
