@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 
@@ -126,7 +126,7 @@ def _user_error(exc: Exception) -> tuple[str, int] | None:
     return None
 
 
-def _fail(ctx: click.Context, message: str, code: int) -> None:
+def _fail(ctx: click.Context, message: str, code: int) -> NoReturn:
     click.echo(f"yzos-jobs: error: {message}", err=True)
     ctx.exit(code)
 
@@ -241,15 +241,26 @@ def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> N
     from yzos_jobs.runtime import build_classifier
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
+    report = _read_dataset(dataset, lambda: evaluate(classifier, dataset))
+    _print_score(report, as_json, render_report(report), report.cases)
+
+
+_Report = TypeVar("_Report")
+
+
+def _read_dataset(dataset: Path, score: Callable[[], _Report]) -> _Report:
+    """An evaluation's report; a dataset that is not UTF-8 text is one line, exit 1."""
     try:
-        report = evaluate(classifier, dataset)
+        return score()
     except UnicodeDecodeError as exc:
-        _fail(
-            click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE
-        )
-        return
-    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_report(report))
-    if report.cases == 0:
+        message = f"{dataset}: not UTF-8 text ({exc.reason})"
+        _fail(click.get_current_context(), message, EXIT_FAILURE)
+
+
+def _print_score(report: Any, as_json: bool, text: str, scored: int) -> None:
+    """An evaluation's report, as JSON or text; nothing scored exits 1."""
+    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else text)
+    if scored == 0:
         raise SystemExit(EXIT_FAILURE)
 
 
@@ -273,18 +284,13 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
             EXIT_USAGE,
         )
         return
-    try:
-        report = evaluate_triage(
+    report = _read_dataset(
+        dataset,
+        lambda: evaluate_triage(
             classifier, app.settings, dataset, session_digests, use_cache=not no_cache
-        )
-    except UnicodeDecodeError as exc:
-        _fail(
-            click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE
-        )
-        return
-    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_triage_report(report))
-    if report.sessions == 0:
-        raise SystemExit(EXIT_FAILURE)
+        ),
+    )
+    _print_score(report, as_json, render_triage_report(report), report.sessions)
 
 
 def _job_context(app: AppContext) -> JobContext:
@@ -479,6 +485,21 @@ def _print_report(report: Any, as_json: bool, render: Callable[[Any, TextIO], No
         render(report, sys.stdout)
 
 
+def _report_on(
+    app: AppContext,
+    ref: str,
+    as_json: bool,
+    build: Callable[[Session, Any], dict[str, Any]],
+    render: Callable[[Any, TextIO], None],
+) -> None:
+    """Build a report on what REF names and print it."""
+    from yzos_jobs.entity.refs import resolve
+
+    with app.session_factory() as session, _reference_errors(as_json):
+        report = build(session, resolve(session, ref))
+    _print_report(report, as_json, render)
+
+
 @contextmanager
 def _reference_errors(as_json: bool) -> Iterator[None]:
     """A reference that names nothing is one line (exit 1); one that names several lists them
@@ -534,11 +555,8 @@ def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """Show an entity (its newest sightings, its tasks if a project, its decisions) or a
     candidate. REF: a name, e:ID (entity) or c:ID (candidate)."""
     from yzos_jobs import review_render, review_reports
-    from yzos_jobs.entity.refs import resolve
 
-    with app.session_factory() as session, _reference_errors(as_json):
-        report = review_reports.show_report(session, resolve(session, ref))
-    _print_report(report, as_json, review_render.render_show)
+    _report_on(app, ref, as_json, review_reports.show_report, review_render.render_show)
 
 
 @cli.command("explain")
@@ -549,11 +567,8 @@ def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """The chain of decisions that led to an entity's or a candidate's state, each with its
     reason, source and model. REF: a name, e:ID or c:ID."""
     from yzos_jobs import review_render, review_reports
-    from yzos_jobs.entity.refs import resolve
 
-    with app.session_factory() as session, _reference_errors(as_json):
-        report = review_reports.explain_report(session, resolve(session, ref))
-    _print_report(report, as_json, review_render.render_explain)
+    _report_on(app, ref, as_json, review_reports.explain_report, review_render.render_explain)
 
 
 @cli.command("correct")
