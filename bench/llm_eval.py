@@ -2,7 +2,8 @@
 
 Starts the server `scripts/llm-server` built (Gemma 3 270M, Q4_K_M, two slots) on a free port and
 runs the real CLI, `yzos-jobs eval datasets/classifier_eval.jsonl --json --no-cache`, once per
-output constraint mode. Prints accuracy, precision and recall per kind, calls, latency
+output constraint mode. Prints accuracy beside the trivial baselines on the same cases (answering
+"noise" to every one, and dry_run), precision and recall per kind, calls, latency
 percentiles and verdicts per second. A 270M model is a floor for the whole path, not a judge.
 
     .venv/bin/python bench/llm_eval.py [--constraint json_schema|grammar] [--timeout 60]
@@ -15,7 +16,6 @@ import argparse
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -57,13 +57,12 @@ def _eval(
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("YZOS_")}
     env |= {
-        "PYTHONPATH": str(_support.REPO),
         "YZOS_CONFIG": str(config),
         "YZOS_DATABASE_URL": f"sqlite:///{work / f'{constraint}.db'}",
     }
     started = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-m", "yzos_jobs", "eval", str(dataset), "--json", "--no-cache"],
+        [_support.YZOS_JOBS, "eval", str(dataset), "--json", "--no-cache"],
         env=env,
         cwd=work,
         capture_output=True,
@@ -80,9 +79,14 @@ def _print(constraint: str, report: dict[str, Any]) -> None:
     lat = report["latency_s"]
     rate = report["cases"] / report["seconds"] if report["seconds"] else 0.0
     print(f"\nconstraint = {constraint!r}")
+    baselines = report["baselines"]
     print(
         f"  cases {report['cases']}  accuracy {report['accuracy']:.3f}  "
         f"failures {report['failures']}  llm calls {report['llm_calls']}"
+    )
+    print(
+        f"  baselines on the same cases: always noise {baselines['always_noise']:.3f}  "
+        f"dry_run {baselines['dry_run']:.3f}"
     )
     print(
         f"  latency per call  p50 {lat.get('p50', 0):.2f} s  p90 {lat.get('p90', 0):.2f} s  "

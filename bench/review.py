@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from yzos_jobs.config import load_settings
 from yzos_jobs.db import migrate
 from yzos_jobs.db.connection import create_db_engine, make_session_factory
 from yzos_jobs.entity.refs import resolve
-from yzos_jobs.review import entities_report, explain_report
+from yzos_jobs.review_reports import entities_report, explain_report
 from yzos_jobs.status import collect_status
 from yzos_jobs.testing import databases
 
@@ -142,7 +141,7 @@ def build(engine: Engine, backend: str, n: int) -> None:
 def cli_seconds(args: list[str], env: dict[str, str]) -> float:
     started = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "yzos_jobs", *args],
+        [_support.YZOS_JOBS, *args],
         env=env,
         cwd=_support.REPO,
         capture_output=True,

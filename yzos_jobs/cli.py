@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 
@@ -68,7 +68,7 @@ class AppContext:
 
     def ready_engine(self) -> Engine:
         """The engine, with the schema at head (migrated on first use where allowed)."""
-        from yzos_jobs.db.schema_state import ensure_schema
+        from yzos_jobs.db.auto_migrate import ensure_schema
 
         ensure_schema(self.engine, self.settings.database)
         return self.engine
@@ -128,7 +128,7 @@ def _user_error(exc: Exception) -> tuple[str, int] | None:
     return None
 
 
-def _fail(ctx: click.Context, message: str, code: int) -> None:
+def _fail(ctx: click.Context, message: str, code: int) -> NoReturn:
     click.echo(f"yzos-jobs: error: {message}", err=True)
     ctx.exit(code)
 
@@ -243,15 +243,26 @@ def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> N
     from yzos_jobs.runtime import build_classifier
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
+    report = _read_dataset(dataset, lambda: evaluate(classifier, dataset))
+    _print_score(report, as_json, render_report(report), report.cases)
+
+
+_Report = TypeVar("_Report")
+
+
+def _read_dataset(dataset: Path, score: Callable[[], _Report]) -> _Report:
+    """An evaluation's report; a dataset that is not UTF-8 text is one line, exit 1."""
     try:
-        report = evaluate(classifier, dataset)
+        return score()
     except UnicodeDecodeError as exc:
-        _fail(
-            click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE
-        )
-        return
-    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_report(report))
-    if report.cases == 0:
+        message = f"{dataset}: not UTF-8 text ({exc.reason})"
+        _fail(click.get_current_context(), message, EXIT_FAILURE)
+
+
+def _print_score(report: Any, as_json: bool, text: str, scored: int) -> None:
+    """An evaluation's report, as JSON or text; nothing scored exits 1."""
+    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else text)
+    if scored == 0:
         raise SystemExit(EXIT_FAILURE)
 
 
@@ -264,6 +275,7 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
     """Score the configured model's session triage on labelled sessions: proposed tasks against
     the work items a person named (precision, recall, duplicate rate, calls, latency)."""
     from yzos_jobs.entity.triage_evaluation import evaluate_triage, render_triage_report
+    from yzos_jobs.importers.digests import session_digests
     from yzos_jobs.runtime import build_classifier
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
@@ -274,16 +286,13 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
             EXIT_USAGE,
         )
         return
-    try:
-        report = evaluate_triage(classifier, app.settings, dataset, use_cache=not no_cache)
-    except UnicodeDecodeError as exc:
-        _fail(
-            click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE
-        )
-        return
-    click.echo(json.dumps(report.as_dict(), indent=2) if as_json else render_triage_report(report))
-    if report.sessions == 0:
-        raise SystemExit(EXIT_FAILURE)
+    report = _read_dataset(
+        dataset,
+        lambda: evaluate_triage(
+            classifier, app.settings, dataset, session_digests, use_cache=not no_cache
+        ),
+    )
+    _print_score(report, as_json, render_triage_report(report), report.sessions)
 
 
 def _job_context(app: AppContext) -> JobContext:
@@ -475,23 +484,42 @@ def _print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def _print_report(report: Any, as_json: bool, render: Callable[[Any, TextIO], None]) -> None:
+    if as_json:
+        _print_json(report)
+    else:
+        render(report, sys.stdout)
+
+
+def _report_on(
+    app: AppContext,
+    ref: str,
+    as_json: bool,
+    build: Callable[[Session, Any], dict[str, Any]],
+    render: Callable[[Any, TextIO], None],
+) -> None:
+    """Build a report on what REF names and print it."""
+    from yzos_jobs.entity.refs import resolve
+
+    with app.session_factory() as session, _reference_errors(as_json):
+        report = build(session, resolve(session, ref))
+    _print_report(report, as_json, render)
+
+
 @contextmanager
 def _reference_errors(as_json: bool) -> Iterator[None]:
     """A reference that names nothing is one line (exit 1); one that names several lists them
     and exits 2."""
-    from yzos_jobs import review
+    from yzos_jobs import review_render
     from yzos_jobs.entity.refs import AmbiguousRef, RefNotFound
+    from yzos_jobs.review_reports import ambiguity_report
 
     try:
         yield
     except RefNotFound as exc:
         _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
     except AmbiguousRef as exc:
-        report = review.ambiguity_report(exc)
-        if as_json:
-            _print_json(report)
-        else:
-            review.render_matches(report, sys.stdout)
+        _print_report(ambiguity_report(exc), as_json, review_render.render_matches)
         _fail(click.get_current_context(), str(exc), EXIT_USAGE)
 
 
@@ -516,16 +544,13 @@ def entities_cmd(
 ) -> None:
     """List entities, most recently seen first: name, kind, project, sightings, first and last
     seen, source of the last verdict."""
-    from yzos_jobs import review
+    from yzos_jobs import review_render, review_reports
 
     with app.session_factory() as session, _reference_errors(as_json):
-        lines = review.entities_report(
+        lines = review_reports.entities_report(
             session, kind=kind, status=status, project=project, search=search, limit=limit
         )
-    if as_json:
-        _print_json(lines)
-    else:
-        review.render_entities(lines, sys.stdout)
+    _print_report(lines, as_json, review_render.render_entities)
 
 
 @cli.command("show")
@@ -535,15 +560,9 @@ def entities_cmd(
 def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """Show an entity (its newest sightings, its tasks if a project, its decisions) or a
     candidate. REF: a name, e:ID (entity) or c:ID (candidate)."""
-    from yzos_jobs import review
-    from yzos_jobs.entity.refs import resolve
+    from yzos_jobs import review_render, review_reports
 
-    with app.session_factory() as session, _reference_errors(as_json):
-        report = review.show_report(session, resolve(session, ref))
-    if as_json:
-        _print_json(report)
-    else:
-        review.render_show(report, sys.stdout)
+    _report_on(app, ref, as_json, review_reports.show_report, review_render.render_show)
 
 
 @cli.command("explain")
@@ -553,15 +572,9 @@ def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """The chain of decisions that led to an entity's or a candidate's state, each with its
     reason, source and model. REF: a name, e:ID or c:ID."""
-    from yzos_jobs import review
-    from yzos_jobs.entity.refs import resolve
+    from yzos_jobs import review_render, review_reports
 
-    with app.session_factory() as session, _reference_errors(as_json):
-        report = review.explain_report(session, resolve(session, ref))
-    if as_json:
-        _print_json(report)
-    else:
-        review.render_explain(report, sys.stdout)
+    _report_on(app, ref, as_json, review_reports.explain_report, review_render.render_explain)
 
 
 @cli.command("correct")
@@ -640,10 +653,11 @@ def correct_cmd(
 @pass_app
 def export_cmd(app: AppContext, fmt: str, include_archived: bool) -> None:
     """Export entities with kind, project, sighting count, first and last seen, to stdout."""
-    from yzos_jobs import review
+    from yzos_jobs.review_render import write_export
+    from yzos_jobs.review_reports import export_rows
 
     with app.session_factory() as session:
-        review.export(session, sys.stdout, fmt, include_archived)
+        write_export(export_rows(session, include_archived), sys.stdout, fmt)
 
 
 # -- operations: pause and resume ----------------------------------------------------------------

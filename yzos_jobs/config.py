@@ -71,12 +71,24 @@ class LlmSettings(_Section):
     daily_call_budget: int = Field(default=0, ge=0, le=10**9)
 
 
+# Candidates claimed per promote batch when `batch_size` is unset: with a model, a batch is
+# bounded by its LLM calls; without one (dry_run) only the database paces it.
+PROMOTE_BATCH = 100
+PROMOTE_BATCH_WITHOUT_MODEL = 2500
+
+
 class EntityPromoteSettings(_Section):
     interval_s: int = Field(default=60, ge=1, le=DAY_S)
-    batch_size: int = Field(default=100, ge=1, le=10_000)
+    batch_size: int | None = Field(default=None, ge=1, le=10_000)
     lease_s: int = Field(default=300, ge=1, le=DAY_S)
     max_attempts: int = Field(default=3, ge=1, le=100)
     run_at_start: bool = True
+
+    def batch_for(self, with_model: bool) -> int:
+        """The batch size in force: the one set, else the default for the mode."""
+        if self.batch_size is not None:
+            return self.batch_size
+        return PROMOTE_BATCH if with_model else PROMOTE_BATCH_WITHOUT_MODEL
 
 
 class EntityPurgeSettings(_Section):

@@ -171,6 +171,7 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
 
     from yzos_jobs.db.column_types import utcnow
     from yzos_jobs.db.connection import transaction
+    from yzos_jobs.db.lease_claim import Claim
     from yzos_jobs.db.models import EntityCandidate
     from yzos_jobs.db.queue import claim_batch
     from yzos_jobs.entity.updater import promote_candidate, write_decisions
@@ -178,7 +179,7 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
     ctx = make_ctx(db_url)
     add_candidates(ctx, {"raw_text": "Kept"}, {"raw_text": "Stolen"})
     with transaction(ctx.sessions) as s:
-        batch = claim_batch(s, ctx.owner, limit=10, lease_s=60, now=utcnow())
+        batch = claim_batch(s, Claim(ctx.owner, limit=10, lease_s=60, now=utcnow()))
     # Our lease ran out and another daemon took "Stolen" while we were classifying.
     with transaction(ctx.sessions) as s:
         s.execute(
@@ -193,3 +194,18 @@ def test_rows_lost_to_another_owner_are_not_written(db_url: str) -> None:
     assert (stolen.status, stolen.claimed_by, stolen.entity_id) == ("claimed", "other:2", None)
     assert [e.display_name for e in entities(ctx)] == ["Kept"]
     assert sighting_count(ctx) == 1
+
+
+def test_a_batch_size_set_is_used_without_a_model_too(db_url: str) -> None:
+    names = [{"raw_text": f"project {i}", "source_id": f"s{i}"} for i in range(20)]
+    configured = make_ctx(db_url, entity_promote={"batch_size": 7})
+    add_candidates(configured, *names)
+    stats = run_entity_promote(configured)
+    assert (stats["promoted"], stats["batches"]) == (20, 3)
+
+
+def test_unset_the_batch_size_without_a_model_is_the_larger_default(db_url: str) -> None:
+    ctx = make_ctx(db_url)
+    add_candidates(ctx, *[{"raw_text": f"task {i}", "source_id": f"s{i}"} for i in range(150)])
+    stats = run_entity_promote(ctx)
+    assert (stats["promoted"], stats["batches"]) == (150, 1)

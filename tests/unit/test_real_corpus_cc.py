@@ -23,8 +23,9 @@ LABEL_KEYS = {
     "project_path_hint",
     "items",
     "persons",
+    "split",
 }
-CC_BUDGET_BYTES = 2_000_000
+CC_BUDGET_BYTES = 5_000_000
 CC_MAX_FILES = 40
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, aliased
 from yzos_jobs.db.aliases import aliases_named
 from yzos_jobs.db.entities import ENTITY_ROW_COLUMNS, EntityRow, entity_rows
 from yzos_jobs.db.models import Entity, EntityCandidate, EntityOverride, EntitySighting
+from yzos_jobs.db.queue import QueuedCandidate
 from yzos_jobs.kinds import ENTITY_KINDS
 
 E = Entity
@@ -122,14 +123,7 @@ def entities_named(session: Session, normalized_name: str) -> list[EntityRow]:
 
 
 @dataclass(frozen=True)
-class CandidateRow:
-    id: int
-    raw_text: str
-    suggested_kind: str | None
-    source_kind: str
-    source_id: str
-    app_bundle_id: str | None
-    surrounding_text: str | None
+class CandidateRow(QueuedCandidate):
     status: str
     attempts: int
     entity_id: int | None

@@ -27,7 +27,7 @@ from yzos_jobs.db.entities import USER, EntityKey, EntityRow
 from yzos_jobs.db.queue import requeue_candidate
 from yzos_jobs.db.verdict_cache import forget_verdicts
 from yzos_jobs.entity.merge import merge_entities, remember_old_key, scope_for
-from yzos_jobs.entity.policy import display_name, normalize_name
+from yzos_jobs.entity.policy import candidate_input, display_name, normalize_name
 from yzos_jobs.entity.refs import CandidateTarget, EntityTarget, resolve, resolve_entity
 from yzos_jobs.entity.trail import verdict_fields
 from yzos_jobs.inference.contract import ClassifyInput, ClassifyVerdict, CorrectionExample
@@ -261,15 +261,7 @@ def _requeue(
     if not requeue_candidate(session, c.id, now):
         raise CorrectionRefused(f"c:{c.id} is {c.status}; only a rejected candidate is requeued")
     if cache_keys is not None:
-        inp = ClassifyInput(
-            raw_text=c.raw_text,
-            source_kind=c.source_kind,
-            source_id=str(c.id),
-            suggested_kind=c.suggested_kind,
-            app_bundle_id=c.app_bundle_id,
-            surrounding_text=c.surrounding_text,
-        )
-        forget_verdicts(session, cache_keys([inp]))
+        forget_verdicts(session, cache_keys([candidate_input(c)]))
     why = reason or "The user asks for a new judgement."
     verdict = {"reason": why, "was": {"status": c.status, "reject_reason": c.reject_reason}}
     _record(session, "requeue", "requeued", now, verdict, candidate_id=c.id, entity_id=c.entity_id)

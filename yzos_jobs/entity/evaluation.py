@@ -12,10 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from yzos_jobs.entity.classifier import AppMetadata, Classifier, ClassifierUsage, ClassifyInput
+from yzos_jobs.entity.verdict_prompt import dry_run_verdict
 from yzos_jobs.kinds import VERDICT_KINDS
 
 LABELS = VERDICT_KINDS
 FAILED = "error"
+# What a judge that does not read the candidate scores on the same cases: answering "noise" to
+# every one, and dry_run (the suggested kind accepted, no model asked). A model's accuracy means
+# something only above both.
+BASELINES = ("always_noise", "dry_run")
+BASELINE_NAMES = {"always_noise": "always noise", "dry_run": "dry_run"}
 
 
 class DatasetError(Exception):
@@ -79,6 +85,11 @@ class EvalReport:
     seconds: float = 0.0
     latencies_s: list[float] = field(default_factory=list)
     skipped_lines: list[str] = field(default_factory=list)
+    baseline_right: Counter[str] = field(default_factory=Counter)
+
+    def baselines(self) -> dict[str, float]:
+        """The accuracy of each trivial baseline on the same cases."""
+        return {b: self.baseline_right[b] / self.cases if self.cases else 0.0 for b in BASELINES}
 
     def per_kind(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
@@ -114,6 +125,7 @@ class EvalReport:
         return {
             "cases": self.cases,
             "accuracy": self.accuracy(),
+            "baselines": self.baselines(),
             "per_kind": self.per_kind(),
             "confusion": {f"{t}->{p}": n for (t, p), n in sorted(self.confusion.items())},
             "failures": self.failures,
@@ -129,6 +141,16 @@ def predicted_kind(outcome_kind: str | None, is_real: bool) -> str:
     if outcome_kind is None:
         return "noise"
     return outcome_kind if is_real or outcome_kind in ("app", "noise") else "noise"
+
+
+def _baselines_right(case: LabelledCase) -> list[str]:
+    """The baselines that get this case right."""
+    dry_run = dry_run_verdict(case.input)
+    answers = {
+        "always_noise": "noise",
+        "dry_run": predicted_kind(dry_run.kind, dry_run.is_real_entity),
+    }
+    return [b for b in BASELINES if answers[b] == case.label]
 
 
 def evaluate(classifier: Classifier, path: Path, batch_size: int = 200) -> EvalReport:
@@ -148,6 +170,7 @@ def evaluate(classifier: Classifier, path: Path, batch_size: int = 200) -> EvalR
             else:
                 predicted = predicted_kind(outcome.verdict.kind, outcome.verdict.is_real_entity)
             report.confusion[(case.label, predicted)] += 1
+            report.baseline_right.update(_baselines_right(case))
             report.cases += 1
         batch.clear()
 
@@ -165,7 +188,11 @@ def evaluate(classifier: Classifier, path: Path, batch_size: int = 200) -> EvalR
 
 
 def render_report(report: EvalReport) -> str:
-    lines = [f"cases {report.cases}  accuracy {report.accuracy():.3f}  failures {report.failures}"]
+    lines = [
+        f"cases {report.cases}  accuracy {report.accuracy():.3f}  failures {report.failures}",
+        "baselines on the same cases: "
+        + "  ".join(f"{BASELINE_NAMES[b]} {a:.3f}" for b, a in report.baselines().items()),
+    ]
     lines.append(f"{'kind':<8} {'precision':>9} {'recall':>7} {'f1':>6} {'support':>8}")
     for kind, m in report.per_kind().items():
         lines.append(

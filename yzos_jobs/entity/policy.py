@@ -1,7 +1,7 @@
 """Pure policy: what a verdict, or its failure, means for a candidate, and the forms of a name.
 
 No database, no network: `decide` maps (candidate, outcome, failure policy) to Promote, Reject or
-Release, following the seed's fallback chain; `prepare` computes what writing a decision needs.
+Release, following the design's fallback chain; `prepare` computes what writing a decision needs.
 The key form of a name (uniqueness) and its display form are different functions, owned here.
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from yzos_jobs.db.entities import EntityDraft, project_key
-from yzos_jobs.db.queue import ClaimedCandidate
+from yzos_jobs.db.queue import ClaimedCandidate, QueuedCandidate
 from yzos_jobs.db.sighting_rows import fingerprint
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.inference.contract import ClassifyInput, ClassifyOutcome
@@ -202,7 +202,8 @@ def scope_key(kind: str, candidate: ClaimedCandidate) -> str:
     return project_key(candidate.project_path) if kind in ("project", "task") else ""
 
 
-def candidate_input(candidate: ClaimedCandidate) -> ClassifyInput:
+def candidate_input(candidate: QueuedCandidate) -> ClassifyInput:
+    """What the judge is asked about a queued candidate (the verdict cache keys it by this)."""
     return ClassifyInput(
         raw_text=candidate.raw_text,
         source_kind=candidate.source_kind,

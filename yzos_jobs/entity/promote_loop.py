@@ -13,6 +13,7 @@ from yzos_jobs.db import queue
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.dialect import PlannerStatsKeeper
+from yzos_jobs.db.lease_claim import Claim
 from yzos_jobs.entity.llm_budget import DailyBudget
 from yzos_jobs.entity.policy import FailurePolicy
 from yzos_jobs.entity.updater import (
@@ -30,8 +31,6 @@ log = get_logger(__name__)
 # Batches being judged at once: the next batch's requests queue behind this one's, so no slot
 # of the model server idles at a batch's tail while it is written.
 JUDGING_DEPTH = 2
-# Candidates claimed per batch when no model is configured (no LLM call bounds a batch).
-DRY_RUN_BATCH = 2500
 
 
 @dataclass
@@ -65,13 +64,10 @@ def _claim(
     ctx: JobContext, after_id: int, size: int, source_ids: Sequence[str] | None, dry_run: bool
 ) -> list[queue.ClaimedCandidate]:
     with transaction(ctx.sessions) as s:
+        lease_s = ctx.settings.jobs.entity_promote.lease_s
         return queue.claim_batch(
             s,
-            ctx.owner,
-            limit=size,
-            lease_s=ctx.settings.jobs.entity_promote.lease_s,
-            now=utcnow(),
-            after_id=after_id,
+            Claim(ctx.owner, size, lease_s, utcnow(), after_id=after_id),
             source_ids=source_ids,
             # Without a model, a candidate with no suggested kind waits for a real judge.
             with_suggested_kind=dry_run,
@@ -102,8 +98,7 @@ def promote_pending(
                 planner.grew(s, stats.promoted)
 
     cursor, dry_run = 0, ctx.classifier.active_model_id() is None
-    # Without a model nothing but the database bounds a batch: the job picks its own size.
-    size = max(cfg.batch_size, DRY_RUN_BATCH) if dry_run else cfg.batch_size
+    size = cfg.batch_for(with_model=not dry_run)
     budget = DailyBudget(ctx)
     # Under a daily budget one batch is judged at a time, so the batch that spends it is the
     # last one asked (none is in flight behind it).

@@ -1,5 +1,5 @@
-"""Session triage, the seed's `llm_triage` path: one chat call reads a bounded digest of a closed
-coding session and proposes its project, its work items (tasks) and the persons in it.
+"""Session triage, the `llm_triage` source of verdicts: one chat call reads a bounded digest of
+a closed coding session and proposes its project, its work items (tasks) and the persons in it.
 
 Line-level extraction cannot know that fifteen rephrasings are one bug, or that a commit titled
 "fix tests" belongs to "Add OAuth login"; a judge reading the whole session can. The reply only
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from blake3 import blake3
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from yzos_jobs.config import TriageSettings
 from yzos_jobs.entity.policy import display_name
@@ -23,7 +23,7 @@ from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.contract import ClassifierUsage, Judge
 from yzos_jobs.inference.errors import LlmFailed, LlmInvalidOutput
 from yzos_jobs.inference.fields import clean_field
-from yzos_jobs.inference.replies import encode_data, extract_json
+from yzos_jobs.inference.replies import encode_data, extract_json, validate_reply
 from yzos_jobs.inference.schema import TRIAGE_MAX_PERSONS, triage_json_schema, triage_shape
 
 TRIAGE_SYSTEM_PROMPT = """\
@@ -188,12 +188,7 @@ def parse_triage_reply(
     bounded."""
     if not isinstance(raw, dict):
         raise LlmInvalidOutput("triage reply is not a JSON object")
-    try:
-        reply = _Reply.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "object"
-        raise LlmInvalidOutput(f"triage {where}: {first['msg']}") from None
+    reply = validate_reply(_Reply, raw, "triage ")
     tasks = []
     for task in reply.tasks[:max_tasks]:
         title = display_name(clean_field("title", task.title))
@@ -246,7 +241,7 @@ def ask_triage(
             return parse_triage_reply(hit, **contract), ClassifierUsage(cache_hits=1)
         except LlmInvalidOutput:
             pass  # a damaged entry is simply asked again
-    completion = judge.complete(
+    completion = judge.chat.complete(
         build_triage_prompt(digest, offered, cfg.max_tasks),
         triage_shape(cfg.max_tasks),
         cfg.max_tokens,

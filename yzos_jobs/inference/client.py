@@ -16,8 +16,8 @@ from yzos_jobs.inference.contract import TokenCount
 from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmTimeout
 from yzos_jobs.inference.fields import clean_model_text
 from yzos_jobs.inference.profile import InferenceProfile
-from yzos_jobs.inference.redact import mask_url_credentials
 from yzos_jobs.inference.schema import VERDICT, Field, gbnf, response_format_for, verdict_gbnf
+from yzos_jobs.redact import mask_url_credentials
 
 if TYPE_CHECKING:
     from openai import OpenAI

@@ -9,14 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from yzos_jobs.counters import Counters
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.errors import ClassifierError
-from yzos_jobs.inference.schema import Field
 from yzos_jobs.kinds import VerdictKind
+
+if TYPE_CHECKING:
+    from yzos_jobs.inference.schema import Field
 
 
 @dataclass(frozen=True)
@@ -86,8 +89,9 @@ class TokenCount:
 
 
 @dataclass(frozen=True)
-class ClassifierUsage:
-    """What one or more classify_many calls cost; summed with `+`."""
+class ClassifierUsage(Counters):
+    """What one or more classify_many calls cost; summed with `+`; `counts` is what a job run
+    records of it."""
 
     llm_calls: int = 0
     cache_hits: int = 0
@@ -101,19 +105,6 @@ class ClassifierUsage:
     completion_tokens: int = 0
     unknown_usage: int = 0
 
-    def __add__(self, other: ClassifierUsage) -> ClassifierUsage:
-        return ClassifierUsage(
-            self.llm_calls + other.llm_calls,
-            self.cache_hits + other.cache_hits,
-            self.deduplicated + other.deduplicated,
-            self.failures + other.failures,
-            self.seconds + other.seconds,
-            self.latencies_s + other.latencies_s,
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.unknown_usage + other.unknown_usage,
-        )
-
     def counts(self) -> dict[str, int]:
         return {
             "llm_calls": self.llm_calls,
@@ -126,7 +117,7 @@ class ClassifierUsage:
 
 @dataclass(frozen=True)
 class Completion:
-    """One chat call's reply text and what it cost (see `Judge.complete`)."""
+    """One chat call's reply text and what it cost (see `BoundedChat.complete`)."""
 
     text: str
     usage: ClassifierUsage
@@ -152,6 +143,18 @@ class VerdictStore(Protocol):
     ) -> None: ...
 
 
+class ChatCalls(Protocol):
+    """Chat calls other than verdicts (inference/bounded_chat.py's `BoundedChat` is the one)."""
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        shape: Field,
+        max_tokens: int,
+        breaker: CircuitBreaker,
+    ) -> Completion: ...
+
+
 class Judge(Protocol):
     """What jobs need of the classifier (entity/classifier.py's `Classifier` is the one)."""
 
@@ -169,13 +172,10 @@ class Judge(Protocol):
 
     def new_breaker(self) -> CircuitBreaker: ...
 
-    def complete(
-        self,
-        messages: list[dict[str, str]],
-        shape: Field,
-        max_tokens: int,
-        breaker: CircuitBreaker,
-    ) -> Completion: ...
+    @property
+    def chat(self) -> ChatCalls:
+        """Other chat calls (a session triage) under the same bounds as the verdicts."""
+        ...
 
     @property
     def replies(self) -> VerdictStore | None:

@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from yzos_jobs.inference.errors import LlmInvalidOutput
+
+_Model = TypeVar("_Model", bound=BaseModel)
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -41,3 +45,14 @@ def extract_json(text: str) -> Any:
     except RecursionError:
         raise LlmInvalidOutput("JSON nested too deeply") from None
     return value
+
+
+def validate_reply(model: type[_Model], data: Any, what: str = "") -> _Model:
+    """A reply's JSON held to its model; the first thing wrong with it, named by where it is, as
+    invalid output (`what` prefixes the place, such as "triage ")."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "object"
+        raise LlmInvalidOutput(f"{what}{where}: {first['msg']}") from None

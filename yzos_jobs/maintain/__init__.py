@@ -1,6 +1,5 @@
-"""`maintain` (the seed's name): the scheduled jobs that keep the knowledge base clean over time —
-promote candidates, re-judge entities every 6 hours, prune old history daily — and their run
-bookkeeping."""
+"""The scheduled jobs that keep the knowledge base clean: promote candidates, re-judge entities,
+prune old history."""
 
 # The jobs by name (maintain/jobs.py maps each to its function), and earlier names still taken.
 JOB_NAMES = ("entity_promote", "entity_purge_v06", "prune")

@@ -1,0 +1,129 @@
+"""Chat calls to the configured model under this process's bounds: at most `max_concurrency`
+requests in flight whoever asks, a reply cut by its token limit counted as invalid output, and a
+job run's circuit breaker that stops asking after consecutive failures."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from yzos_jobs.inference import request_events
+from yzos_jobs.inference.breaker import CircuitBreaker
+from yzos_jobs.inference.client import build_client, chat, constraint_params
+from yzos_jobs.inference.contract import ClassifierUsage, Completion, TokenCount
+from yzos_jobs.inference.errors import ClassifierError, LlmFailed, LlmInvalidOutput
+from yzos_jobs.inference.profile import InferenceProfile
+from yzos_jobs.inference.schema import Field
+from yzos_jobs.redact import mask_url_credentials
+
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+    from yzos_jobs.inference.client import ChatReply
+
+
+class BoundedChat:
+    """The model's chat endpoint, shared by every caller of one classifier."""
+
+    def __init__(
+        self, profile: InferenceProfile, *, api_key: str | None = None, client: OpenAI | None = None
+    ) -> None:
+        self.profile = profile
+        self._api_key = api_key
+        self._client = client
+        self._slots = threading.BoundedSemaphore(profile.max_concurrency)
+
+    @property
+    def client(self) -> OpenAI:
+        """The OpenAI client, built (and the SDK imported) on first use."""
+        if self._client is None:
+            self._client = build_client(self.profile, self._api_key)
+        return self._client
+
+    @property
+    def client_built(self) -> bool:
+        return self._client is not None
+
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        constraint: dict[str, Any] | None = None,
+        max_tokens: int | None = None,
+        spent: Callable[[TokenCount | None], None] | None = None,
+    ) -> ChatReply:
+        """One request; `spent` hears the tokens the server reported for it (None: none)."""
+        with self._slots:  # requests in flight of this process, whoever asks
+            reply = chat(
+                self.client, self.profile, messages, constraint=constraint, max_tokens=max_tokens
+            )
+        # Counted before the reply is judged: a reply cut short or invalid cost its tokens too.
+        if spent is not None:
+            spent(reply.tokens)
+        request_events.tokens_reported(reply.tokens)
+        if reply.truncated:
+            # Asking again would be cut the same way: a bounded reply either fits or it doesn't.
+            limit = max_tokens or self.profile.max_tokens
+            raise LlmInvalidOutput(f"reply cut at max_tokens = {limit}")
+        return reply
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        shape: Field,
+        max_tokens: int,
+        breaker: CircuitBreaker,
+    ) -> Completion:
+        """One chat call constrained to `shape`, under the requests in flight of this process and
+        the job run's circuit breaker. Returns the reply's text and what it cost; a reply cut by
+        `max_tokens` is invalid output."""
+        if breaker.open:
+            request_events.request_done("breaker_open", 0.0)
+            raise self.circuit_open(breaker)
+        tokens: list[TokenCount | None] = []
+        started = time.monotonic()
+        try:
+            constraint = constraint_params(self.profile, shape, shape.name)
+            reply = self.chat(
+                messages, constraint=constraint, max_tokens=max_tokens, spent=tokens.append
+            )
+        except Exception as exc:
+            error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
+            breaker.record(error)
+            request_events.request_done(
+                request_events.outcome_of(error), time.monotonic() - started
+            )
+            raise error from None
+        breaker.record(None)
+        seconds = time.monotonic() - started
+        request_events.request_done("ok", seconds)
+        return Completion(reply.content, _usage(seconds, tokens[0] if tokens else None))
+
+    def circuit_open(self, breaker: CircuitBreaker) -> LlmFailed:
+        return LlmFailed(
+            f"circuit open after {breaker.threshold} consecutive failures; not calling "
+            f"{mask_url_credentials(self.profile.base_url)} again in this run"
+        )
+
+
+def _usage(seconds: float, tokens: TokenCount | None) -> ClassifierUsage:
+    """What one answered call cost: its time, and its tokens when the server reported them."""
+    if tokens is None:
+        return ClassifierUsage(
+            llm_calls=1, seconds=seconds, latencies_s=(seconds,), unknown_usage=1
+        )
+    return ClassifierUsage(
+        llm_calls=1,
+        seconds=seconds,
+        latencies_s=(seconds,),
+        prompt_tokens=tokens.prompt,
+        completion_tokens=tokens.completion,
+    )
+
+
+def unexpected(exc: Exception) -> LlmFailed:
+    """An error no layer below anticipated, as one call's failure (a batch goes on)."""
+    detail = mask_url_credentials(str(exc))[:200]
+    return LlmFailed(f"unexpected {exc.__class__.__name__} while asking the model: {detail}")
