@@ -21,7 +21,7 @@ ALLOWED: dict[str, set[str]] = {
     "db": {"config", "kinds", "logging", "inference"},
     "jobcontext": {"config", "db", "inference"},
     "observe": {"db", "files", "text"},
-    "entity": {"config", "db", "inference", "jobcontext", "kinds", "logging", "importers"},
+    "entity": {"config", "db", "inference", "jobcontext", "kinds", "logging", "importers", "text"},
     "supply": {"db", "entity", "inference", "jobcontext", "logging"},
     "importers": {"db", "entity", "files", "jobcontext", "kinds", "supply", "text"},
     "maintain": {"db", "entity", "inference", "jobcontext", "kinds", "logging", "supply"},

@@ -35,6 +35,7 @@ from yzos_jobs.entity.updater import update_existing
 from yzos_jobs.inference.contract import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
+from yzos_jobs.text import has_visible_character
 
 SOURCE_KIND = "llm_triage"
 
@@ -184,7 +185,10 @@ def _upsert(
     is archived: the caller holds the proposal off it)."""
     v = outcome.verdict
     assert v is not None
-    shown = v.display_name or display_name(name) or name
+    # A proposal's name has a visible character (nameless ones are dropped before the judge);
+    # the judge's normalised name may not.
+    shown = v.display_name if has_visible_character(v.display_name) else None
+    shown = shown or display_name(name) or name
     draft = entity_db.EntityDraft(
         kind,
         normalize_name(shown),

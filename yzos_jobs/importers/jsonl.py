@@ -36,7 +36,7 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.supply.pipeline import apply_entities
 from yzos_jobs.supply.triage_apply import run_triage
-from yzos_jobs.text import clean_text, shown
+from yzos_jobs.text import clean_text, has_visible_character, shown
 
 IMPORTER = "jsonl"
 BATCH = 500
@@ -90,6 +90,8 @@ def _candidate_row(rec: Record, limit: int) -> NewCandidate:
     raw = clean_text(d.get("raw_text"), limit)
     if not raw:
         raise ImportRecordError(rec.where, "candidate needs raw_text")
+    if not has_visible_character(raw):
+        raise ImportRecordError(rec.where, "candidate raw_text has no visible character")
     kind = d.get("suggested_kind")
     if kind is not None and kind not in ENTITY_KINDS:
         raise ImportRecordError(
