@@ -167,6 +167,8 @@ class JsonlImporter(FileImporter):
 
     def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
         super().__init__(ctx, progress)
+        # Sessions this import wrote records in: a session spread over many batches counts once.
+        self._sessions: set[str] = set()
 
     def import_file(self, path: Path) -> None:
         opened = self.open_file(path)
@@ -191,6 +193,8 @@ class JsonlImporter(FileImporter):
 
     def _flush(self, opened: OpenedFile, batch: list[Unit[Item]], end: int) -> None:
         written = self.commit(opened, batch, end, self._write)
+        self.stats.sessions += len(written.opened - self._sessions)
+        self._sessions |= written.opened
         if written.triages:
             # Applied right away where it can be; what fails waits for entity_promote.
             self.stats.triaged += run_triage(self.ctx, only=written.triages).triaged
@@ -231,7 +235,7 @@ class JsonlImporter(FileImporter):
             opened.setdefault(c.source_id, c.created_at)
         for session_id, started in sorted(opened.items()):
             upsert_activity_session(session, IMPORTER, session_id, started_at=started)
-        counts.sessions += len(opened)
+        written.opened.update(opened)
         insert_candidates(session, candidates, utcnow())
         counts.candidates += len(candidates)
         counts.apps += upsert_app_metadata(session, apps)
