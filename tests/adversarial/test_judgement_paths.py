@@ -1,4 +1,4 @@
-"""What the judgement paths must never lose or let through (issue 14): a name past any index
+"""What the judgement paths must never lose or let through: a name past any index
 bound is still decided, JSONL triage skipped in an outage is retried, the purge shows the judge
 the app an entity was seen in, `status --check` notices a run the fallback decided, and the
 protections that no other test guards. Both backends, LLM through the loopback double."""
