@@ -20,7 +20,7 @@ Figures, per source:
   without the command's start-up, the fastest of three imports of an empty directory) and peak
   RSS, beside the synthetic history of bench/ingest.py (--synthetic-mb, 0 to skip).
 
-Targets (issue 10): precision >= 0.8, recall >= 0.9, <= 1.5 candidates per item, every project
+Targets: precision >= 0.8, recall >= 0.9, <= 1.5 candidates per item, every project
 right.
 
     .venv/bin/python bench/extraction.py [--synthetic-mb 20]

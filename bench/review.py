@@ -28,7 +28,7 @@ from yzos_jobs.config import load_settings
 from yzos_jobs.db import migrate
 from yzos_jobs.db.connection import create_db_engine, make_session_factory
 from yzos_jobs.entity.refs import resolve
-from yzos_jobs.review import entities_report, explain_report
+from yzos_jobs.review_reports import entities_report, explain_report
 from yzos_jobs.status import collect_status
 from yzos_jobs.testing import databases
 

@@ -66,7 +66,7 @@ class AppContext:
 
     def ready_engine(self) -> Engine:
         """The engine, with the schema at head (migrated on first use where allowed)."""
-        from yzos_jobs.db.schema_state import ensure_schema
+        from yzos_jobs.db.auto_migrate import ensure_schema
 
         ensure_schema(self.engine, self.settings.database)
         return self.engine
@@ -262,6 +262,7 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
     """Score the configured model's session triage on labelled sessions: proposed tasks against
     the work items a person named (precision, recall, duplicate rate, calls, latency)."""
     from yzos_jobs.entity.triage_evaluation import evaluate_triage, render_triage_report
+    from yzos_jobs.importers.digests import session_digests
     from yzos_jobs.runtime import build_classifier
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
@@ -273,7 +274,9 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
         )
         return
     try:
-        report = evaluate_triage(classifier, app.settings, dataset, use_cache=not no_cache)
+        report = evaluate_triage(
+            classifier, app.settings, dataset, session_digests, use_cache=not no_cache
+        )
     except UnicodeDecodeError as exc:
         _fail(
             click.get_current_context(), f"{dataset}: not UTF-8 text ({exc.reason})", EXIT_FAILURE
@@ -473,19 +476,20 @@ def _print_json(data: Any) -> None:
 def _reference_errors(as_json: bool) -> Iterator[None]:
     """A reference that names nothing is one line (exit 1); one that names several lists them
     and exits 2."""
-    from yzos_jobs import review
+    from yzos_jobs import review_render
     from yzos_jobs.entity.refs import AmbiguousRef, RefNotFound
+    from yzos_jobs.review_reports import ambiguity_report
 
     try:
         yield
     except RefNotFound as exc:
         _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
     except AmbiguousRef as exc:
-        report = review.ambiguity_report(exc)
+        report = ambiguity_report(exc)
         if as_json:
             _print_json(report)
         else:
-            review.render_matches(report, sys.stdout)
+            review_render.render_matches(report, sys.stdout)
         _fail(click.get_current_context(), str(exc), EXIT_USAGE)
 
 
@@ -510,16 +514,16 @@ def entities_cmd(
 ) -> None:
     """List entities, most recently seen first: name, kind, project, sightings, first and last
     seen, source of the last verdict."""
-    from yzos_jobs import review
+    from yzos_jobs import review_render, review_reports
 
     with app.session_factory() as session, _reference_errors(as_json):
-        lines = review.entities_report(
+        lines = review_reports.entities_report(
             session, kind=kind, status=status, project=project, search=search, limit=limit
         )
     if as_json:
         _print_json(lines)
     else:
-        review.render_entities(lines, sys.stdout)
+        review_render.render_entities(lines, sys.stdout)
 
 
 @cli.command("show")
@@ -529,15 +533,15 @@ def entities_cmd(
 def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """Show an entity (its newest sightings, its tasks if a project, its decisions) or a
     candidate. REF: a name, e:ID (entity) or c:ID (candidate)."""
-    from yzos_jobs import review
+    from yzos_jobs import review_render, review_reports
     from yzos_jobs.entity.refs import resolve
 
     with app.session_factory() as session, _reference_errors(as_json):
-        report = review.show_report(session, resolve(session, ref))
+        report = review_reports.show_report(session, resolve(session, ref))
     if as_json:
         _print_json(report)
     else:
-        review.render_show(report, sys.stdout)
+        review_render.render_show(report, sys.stdout)
 
 
 @cli.command("explain")
@@ -547,15 +551,15 @@ def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """The chain of decisions that led to an entity's or a candidate's state, each with its
     reason, source and model. REF: a name, e:ID or c:ID."""
-    from yzos_jobs import review
+    from yzos_jobs import review_render, review_reports
     from yzos_jobs.entity.refs import resolve
 
     with app.session_factory() as session, _reference_errors(as_json):
-        report = review.explain_report(session, resolve(session, ref))
+        report = review_reports.explain_report(session, resolve(session, ref))
     if as_json:
         _print_json(report)
     else:
-        review.render_explain(report, sys.stdout)
+        review_render.render_explain(report, sys.stdout)
 
 
 @cli.command("correct")
@@ -634,10 +638,11 @@ def correct_cmd(
 @pass_app
 def export_cmd(app: AppContext, fmt: str, include_archived: bool) -> None:
     """Export entities with kind, project, sighting count, first and last seen, to stdout."""
-    from yzos_jobs import review
+    from yzos_jobs.review_render import write_export
+    from yzos_jobs.review_reports import export_rows
 
     with app.session_factory() as session:
-        review.export(session, sys.stdout, fmt, include_archived)
+        write_export(export_rows(session, include_archived), sys.stdout, fmt)
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import structlog
 
 from yzos_jobs.config import LoggingSettings
-from yzos_jobs.inference.redact import mask_url_credentials
+from yzos_jobs.redact import mask_url_credentials
 
 _SECRET_KEYS = frozenset({"api_key", "authorization", "password"})
 

@@ -9,8 +9,8 @@ from sqlalchemy import func, select
 
 from tests.support.jobs import add_candidates, decisions, entities, make_ctx
 from yzos_jobs.db.models import Decision
-from yzos_jobs.entity.classifier import SYSTEM_PROMPT
 from yzos_jobs.entity.corrections import correct
+from yzos_jobs.entity.verdict_prompt import SYSTEM_PROMPT
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 

@@ -1,4 +1,4 @@
-"""Bad files cost only themselves (issue 14, items 15–17; issue 10, app metadata): an endless
+"""Bad files cost only themselves (app metadata included): an endless
 line, a FIFO, a device, an unreadable file or directory, a malformed plist or .desktop file is
 one line on stderr naming it, never a hang, a traceback or memory without bound; the rest is
 imported."""
@@ -240,7 +240,7 @@ def test_unreadable_file_and_directory_are_one_line_each_and_the_rest_imported(
     assert "never read" not in texts and "never listed" not in texts
 
 
-# --- issue 10: malformed app metadata ---------------------------------------------------------
+# --- malformed app metadata -------------------------------------------------------------------
 
 
 def _bundle(apps: Path, name: str, plist: bytes) -> Path:

@@ -1,4 +1,4 @@
-"""Bad records cost only themselves (issue 14, items 2–5, 13, 14): each is one line on stderr
+"""Bad records cost only themselves: each is one line on stderr
 naming its file and line, the others are imported, and the next run neither fails nor repeats."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the judgement paths must never lose or let through (issue 14): a name past any index
+"""What the judgement paths must never lose or let through: a name past any index
 bound is still decided, JSONL triage skipped in an outage is retried, the purge shows the judge
 the app an entity was seen in, `status --check` notices a run the fallback decided, and the
 protections that no other test guards. Both backends, LLM through the loopback double."""
@@ -19,7 +19,7 @@ from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import Entity, EntityOverride, ImporterFile
-from yzos_jobs.entity.classifier import SYSTEM_PROMPT
+from yzos_jobs.entity.verdict_prompt import SYSTEM_PROMPT
 from yzos_jobs.importers.jsonl import JsonlImporter
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.testing import OpenAIDouble, Status, accept_suggested, candidate_of, verdict

@@ -1,4 +1,4 @@
-"""Issue 14, model replies (6-11, 23): whatever a server answers costs at most that one input.
+"""Model replies: whatever a server answers costs at most that one input.
 
 The classifier talks to the loopback double through the real `openai` client; the CLI cases run
 `yzos-jobs` in a child process and check that the user gets one line, never a traceback.

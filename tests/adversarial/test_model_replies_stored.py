@@ -1,4 +1,4 @@
-"""Issue 14, model replies as stored: through `yzos-jobs once …` on SQLite and PostgreSQL, what
+"""Model replies as stored: through `yzos-jobs once …` on SQLite and PostgreSQL, what
 the model wrote reaches the database clean and bounded, one candidate's broken reply leaves the
 others' verdicts alone, and an API key in the base URL is stored nowhere."""
 

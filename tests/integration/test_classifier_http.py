@@ -238,7 +238,7 @@ def test_dry_run_returns_the_suggested_kind_without_any_connection() -> None:
         results = classifier.classify_many([CURSOR, *_inputs(5)]).outcomes
         single = classifier.classify(CURSOR)
     assert classifier.scheduler.active_model_id() is None
-    assert llm.calls == 0 and classifier._client is None
+    assert llm.calls == 0 and not classifier.chat.client_built
     assert single.is_real_entity and single.kind == "project"
     assert all(r.verdict and r.verdict.kind == "project" and r.source == "dry_run" for r in results)
 

@@ -28,7 +28,7 @@ from yzos_jobs.entity.triage_writes import SessionTriage, TriageProject, TriageT
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.maintain.runner import run_job
-from yzos_jobs.supply.pipeline import process_session_end
+from yzos_jobs.supply.session_end import process_session_end
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 

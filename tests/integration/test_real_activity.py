@@ -1,5 +1,5 @@
-"""Real aider histories and Claude Code transcripts in, candidates, sessions and entities out
-(issue 10), on both backends: each candidate on the line it rests on, with its project and the
+"""Real aider histories and Claude Code transcripts in, candidates, sessions and entities out,
+on both backends: each candidate on the line it rests on, with its project and the
 context the judge reads; each session with its own repository, start and end; tasks tied to
 their project."""
 

@@ -13,7 +13,7 @@ from tests.support.jobs import (
 )
 from yzos_jobs.entity.triage_writes import SessionTriage, TriagePerson, TriageProject, TriageTask
 from yzos_jobs.maintain.jobs import run_entity_promote
-from yzos_jobs.supply.pipeline import process_session_end
+from yzos_jobs.supply.session_end import process_session_end
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
 

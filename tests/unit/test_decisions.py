@@ -1,4 +1,4 @@
-"""The promote policy as a table: every row of the seed's fallback chain and the terminal-state
+"""The promote policy as a table: every row of the design's fallback chain and the terminal-state
 rules, with no database and no network."""
 
 from __future__ import annotations

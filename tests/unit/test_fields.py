@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from yzos_jobs.entity.classifier import ClassifyVerdict, enforce_invariants
+from yzos_jobs.entity.verdict_prompt import enforce_invariants
+from yzos_jobs.inference.contract import ClassifyVerdict
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS, clean_model_text
-from yzos_jobs.inference.redact import mask_url_credentials
+from yzos_jobs.redact import mask_url_credentials
 
 
 @pytest.mark.parametrize(

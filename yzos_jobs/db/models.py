@@ -70,6 +70,8 @@ class Entity(Base):
     normalized_name: Mapped[str] = mapped_column(Text)
     status: Mapped[str] = mapped_column(String(16), server_default=text("'active'"))
     summary: Mapped[str | None] = mapped_column(Text)
+    # Facts about the entity that have no column of their own, as a JSON object: the last
+    # re-judging's `classification` (kind, reason, model), a triaged task's `project` name.
     okf: Mapped[dict[str, Any] | None] = mapped_column(Json)
     project_path: Mapped[str | None] = mapped_column(Text, index=True)
     # Identity scope: a hash of a project's repository path; a task's project's; '' when unknown.

@@ -1,21 +1,19 @@
-"""The candidate queue, and every state change of a candidate: insert, claim with a lease
-(FOR UPDATE SKIP LOCKED), extend, release back to pending, finish (promoted or rejected).
-
-A claim is committed before any LLM call, so a daemon that dies holding candidates loses nothing:
-its leases expire and `reclaim_expired` hands the rows back to the queue. Every write after the
-claim names the owner and the state it expects; a row that changed hands is left alone.
+"""The candidate queue, and every state change of a candidate: insert, claim with a lease,
+extend, release back to pending (the lease itself is `lease_claim.py`'s, shared with the triage
+queue), finish (promoted or rejected), relink on a merge, requeue on a correction.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, any_, func, select, text, update
+from sqlalchemy import ColumnElement, and_, select, text, update
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db import lease_claim
 from yzos_jobs.db.dialect import (
     by_key_only,
     chunks,
@@ -132,83 +130,49 @@ def claim_batch(
     with_suggested_kind: bool = False,
 ) -> list[ClaimedCandidate]:
     """Claim up to `limit` pending candidates with id > after_id (of the given sources, if any;
-    only those with a suggested kind, if asked), in id order. PostgreSQL skips rows another
-    daemon is claiming (FOR UPDATE SKIP LOCKED); SQLite serialises writers."""
-    condition: ColumnElement[bool] = and_(C.status == "pending", C.id > after_id)
+    only those with a suggested kind, if asked), in id order (see `lease_claim.claim`)."""
+    condition: ColumnElement[bool] = C.id > after_id
     if source_ids is not None:
         condition = and_(condition, C.source_id.in_(list(source_ids)))
     if with_suggested_kind:
         condition = and_(condition, C.suggested_kind.is_not(None))
-    ids = (
-        select(C.id).where(condition).order_by(C.id).limit(limit).with_for_update(skip_locked=True)
+    claimed = lease_claim.claim(
+        session,
+        C,
+        owner,
+        where=condition,
+        limit=limit,
+        lease_s=lease_s,
+        now=now,
+        returning=_CLAIMED_COLUMNS,
     )
-    # PostgreSQL plans `id IN (subquery)` as a hash join over the whole queue; `id = ANY(ARRAY(
-    # subquery))` looks the claimed rows up by primary key, however long the queue is.
-    picked = (
-        C.id == any_(func.array(ids.scalar_subquery())) if is_postgres(session) else C.id.in_(ids)
-    )
-    stmt = (
-        update(C)
-        .where(picked)
-        .values(
-            status="claimed",
-            claimed_by=owner,
-            lease_until=now + timedelta(seconds=lease_s),
-            attempts=C.attempts + 1,
-            updated_at=now,
-        )
-        .returning(*_CLAIMED_COLUMNS)
-    )
-    # Core execution: no ORM identity bookkeeping for rows nobody keeps as objects.
-    rows = [ClaimedCandidate(*row) for row in session.connection().execute(stmt)]
+    rows = [ClaimedCandidate(*row) for row in claimed]
     rows.sort(key=lambda c: c.id)
     return rows
-
-
-def _owned(owner: str) -> ColumnElement[bool]:
-    return and_(C.status == "claimed", C.claimed_by == owner)
 
 
 def extend_lease(
     session: Session, owner: str, ids: Sequence[int], lease_s: float, now: datetime
 ) -> int:
-    total = 0
-    for chunk in chunks(ids):
-        result = session.connection().execute(
-            update(C)
-            .where(C.id.in_(chunk), _owned(owner))
-            .values(lease_until=now + timedelta(seconds=lease_s))
-        )
-        total += int(result.rowcount or 0)
-    return total
-
-
-def _release(session: Session, condition: ColumnElement[bool], now: datetime) -> int:
-    """The one claimed → pending transition (attempts stay counted)."""
-    result = session.connection().execute(
-        update(C)
-        .where(C.status == "claimed", condition)
-        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
-    )
-    return int(result.rowcount or 0)
+    return lease_claim.extend(session, C, owner, ids, lease_s, now)
 
 
 def release_candidates(session: Session, owner: str, ids: Sequence[int], now: datetime) -> int:
     """Hand these claimed candidates back to the queue."""
     return sum(
-        _release(session, and_(C.id.in_(chunk), C.claimed_by == owner), now)
+        lease_claim.release(session, C, and_(C.id.in_(chunk), C.claimed_by == owner), now)
         for chunk in chunks(ids)
     )
 
 
 def release_owned(session: Session, owner: str, now: datetime) -> int:
     """Hand back every candidate this owner holds (a failed or interrupted run)."""
-    return _release(session, C.claimed_by == owner, now)
+    return lease_claim.release_owned(session, C, owner, now)
 
 
 def reclaim_expired(session: Session, now: datetime) -> int:
     """Claims whose lease ran out go back to pending (their owner died or stalled)."""
-    return _release(session, C.lease_until < now, now)
+    return lease_claim.reclaim_expired(session, C, now)
 
 
 def lock_owned(session: Session, owner: str, ids: Sequence[int]) -> set[int]:
@@ -229,7 +193,9 @@ def lock_owned(session: Session, owner: str, ids: Sequence[int]) -> set[int]:
     owned: set[int] = set()
     for chunk in chunks(ids):
         owned.update(
-            session.connection().scalars(select(C.id).where(C.id.in_(chunk), _owned(owner)))
+            session.connection().scalars(
+                select(C.id).where(C.id.in_(chunk), lease_claim.owned(C, owner))
+            )
         )
     return owned
 

@@ -1,6 +1,5 @@
 """Is the database's schema the one this version needs? Answered without loading Alembic: the
-current revision is a row of `alembic_version`, the head is read off the revision files. Alembic
-itself (`migrate.py`) is loaded only when something must be migrated."""
+current revision is a row of `alembic_version`, the head is read off the revision files."""
 
 from __future__ import annotations
 
@@ -9,8 +8,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from sqlalchemy import Engine, inspect, text
-
-from yzos_jobs.config import DatabaseSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSIONS = ROOT / "alembic" / "versions"
@@ -50,20 +47,3 @@ def current_revision(engine: Engine) -> str | None:
         if not inspect(conn).has_table("alembic_version"):
             return None
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
-
-
-def ensure_schema(engine: Engine, settings: DatabaseSettings) -> None:
-    """Bring an embedded database to head on first use; refuse an old PostgreSQL unless allowed."""
-    current, head = current_revision(engine), head_revision()
-    if current == head:
-        return
-    if settings.should_auto_migrate:
-        from yzos_jobs.db.migrate import upgrade
-
-        upgrade(engine)
-        return
-    at = f"at revision {current}" if current else "not migrated"
-    raise SchemaNotReady(
-        f"database is {at}, this version needs {head}: run `yzos-jobs db upgrade` "
-        "(or set database.auto_migrate = true)"
-    )

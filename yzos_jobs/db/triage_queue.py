@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Literal
 
 from sqlalchemy import ColumnElement, and_, func, select, update
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db import lease_claim
 from yzos_jobs.db.dialect import upsert_insert
 from yzos_jobs.db.models import ActivitySession, Entity, EntityCandidate, SessionTriage
 
@@ -93,24 +94,19 @@ def claim_triage(
     only: Sequence[int] | None = None,
 ) -> list[ClaimedTriage]:
     """Claim up to `limit` pending triages with id > after_id (of `only`, if given), oldest
-    first, with a lease, like candidates."""
-    condition: ColumnElement[bool] = and_(T.status == "pending", T.id > after_id)
+    first, with a lease, like candidates (see `lease_claim.claim`)."""
+    condition: ColumnElement[bool] = T.id > after_id
     if only is not None:
         condition = and_(condition, T.id.in_(list(only)))
-    ids = (
-        select(T.id).where(condition).order_by(T.id).limit(limit).with_for_update(skip_locked=True)
-    )
-    claimed = session.connection().execute(
-        update(T)
-        .where(T.id.in_(ids))
-        .values(
-            status="claimed",
-            claimed_by=owner,
-            lease_until=now + timedelta(seconds=lease_s),
-            attempts=T.attempts + 1,
-            updated_at=now,
-        )
-        .returning(T.id)
+    claimed = lease_claim.claim(
+        session,
+        T,
+        owner,
+        where=condition,
+        limit=limit,
+        lease_s=lease_s,
+        now=now,
+        returning=(T.id,),
     )
     claimed_ids = sorted(row[0] for row in claimed)
     if not claimed_ids:
@@ -133,18 +129,10 @@ def claim_triage(
     return [ClaimedTriage(*row) for row in rows]
 
 
-def _owned(owner: str, triage_id: int) -> ColumnElement[bool]:
-    return and_(T.id == triage_id, T.status == "claimed", T.claimed_by == owner)
-
-
 def extend_triage_lease(
     session: Session, owner: str, ids: Sequence[int], lease_s: float, now: datetime
 ) -> None:
-    session.connection().execute(
-        update(T)
-        .where(T.id.in_(list(ids)), T.status == "claimed", T.claimed_by == owner)
-        .values(lease_until=now + timedelta(seconds=lease_s))
-    )
+    lease_claim.extend(session, T, owner, ids, lease_s, now)
 
 
 TriageEnd = Literal["done", "pending", "exhausted"]
@@ -162,7 +150,7 @@ def settle_triage(
     this owner no longer held it."""
     result = session.connection().execute(
         update(T)
-        .where(_owned(owner, triage_id))
+        .where(T.id == triage_id, lease_claim.owned(T, owner))
         .values(
             status=status,
             claimed_by=None,
@@ -175,21 +163,12 @@ def settle_triage(
     return bool(result.rowcount)
 
 
-def _release(session: Session, condition: ColumnElement[bool], now: datetime) -> int:
-    result = session.connection().execute(
-        update(T)
-        .where(T.status == "claimed", condition)
-        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
-    )
-    return int(result.rowcount or 0)
-
-
 def reclaim_expired_triage(session: Session, now: datetime) -> int:
-    return _release(session, T.lease_until < now, now)
+    return lease_claim.reclaim_expired(session, T, now)
 
 
 def release_owned_triage(session: Session, owner: str, now: datetime) -> int:
-    return _release(session, T.claimed_by == owner, now)
+    return lease_claim.release_owned(session, T, owner, now)
 
 
 def count_triage_by_status(session: Session) -> dict[str, int]:

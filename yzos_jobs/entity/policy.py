@@ -1,7 +1,7 @@
 """Pure policy: what a verdict, or its failure, means for a candidate, and the forms of a name.
 
 No database, no network: `decide` maps (candidate, outcome, failure policy) to Promote, Reject or
-Release, following the seed's fallback chain; `prepare` computes what writing a decision needs.
+Release, following the design's fallback chain; `prepare` computes what writing a decision needs.
 The key form of a name (uniqueness) and its display form are different functions, owned here.
 """
 

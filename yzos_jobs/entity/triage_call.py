@@ -1,5 +1,5 @@
-"""Session triage, the seed's `llm_triage` path: one chat call reads a bounded digest of a closed
-coding session and proposes its project, its work items (tasks) and the persons in it.
+"""Session triage, the `llm_triage` source of verdicts: one chat call reads a bounded digest of
+a closed coding session and proposes its project, its work items (tasks) and the persons in it.
 
 Line-level extraction cannot know that fifteen rephrasings are one bug, or that a commit titled
 "fix tests" belongs to "Add OAuth login"; a judge reading the whole session can. The reply only

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,6 @@ from typing import Any
 
 from yzos_jobs.config import Settings
 from yzos_jobs.entity.triage_call import TriageReply, ask_triage
-from yzos_jobs.importers.digests import session_digests
 from yzos_jobs.inference.contract import ClassifierUsage, Judge
 from yzos_jobs.inference.errors import ClassifierError
 
@@ -138,8 +137,19 @@ def score(report: TriageEvalReport, labelled: LabelledSession, reply: TriageRepl
     report.found += len(found)
 
 
+# The (key, payload) digests of every session of a source file in a format ("aider",
+# "claude-code"), as the importers queue them: `importers/digests.py`'s `session_digests`, handed
+# in because the importers sit above the judgement.
+DigestReader = Callable[[Path, str], Iterable[tuple[str, dict[str, Any]]]]
+
+
 def evaluate_triage(
-    judge: Judge, settings: Settings, dataset: Path, *, use_cache: bool = True
+    judge: Judge,
+    settings: Settings,
+    dataset: Path,
+    read_digests: DigestReader,
+    *,
+    use_cache: bool = True,
 ) -> TriageEvalReport:
     report = TriageEvalReport()
     started = time.monotonic()
@@ -150,11 +160,11 @@ def evaluate_triage(
         per_file = (session.source, session.format)
         if per_file not in digests:
             try:
-                built = session_digests(session.source, session.format)  # type: ignore[arg-type]
+                built = list(read_digests(session.source, session.format))
             except OSError as exc:
                 report.skipped_lines.append(f"{session.where}: {session.source}: {exc.strerror}")
                 built = []
-            digests[per_file] = {(session.format, d.key): d.payload for d in built}
+            digests[per_file] = {(session.format, key): payload for key, payload in built}
         payload = digests[per_file].get((session.format, session.key))
         if payload is None:
             report.missing.append(f"{session.where}: no session {session.key} in its source")

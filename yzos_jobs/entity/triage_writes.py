@@ -1,4 +1,4 @@
-"""The seed's `engine`: writes what a session's triage proposes, at the call sites
+"""Writes what a session's triage proposes, at the call sites
 `merge_or_create_project` and `merge_or_create_task`.
 
 A proposal comes from a triage call over a coding session's digest (`supply/triage_apply.py`) or
@@ -12,11 +12,12 @@ whose lines they are — or rejected when no proposed work item rests on them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.counters import Counters
 from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
@@ -72,7 +73,7 @@ Proposal = TriageProject | TriageTask | TriagePerson
 
 
 @dataclass
-class TriageStats:
+class TriageStats(Counters):
     created: int = 0
     merged: int = 0
     rejected: int = 0
@@ -80,9 +81,6 @@ class TriageStats:
     sightings: int = 0
     evidence: int = 0
     failures: list[str] = field(default_factory=list)
-
-    def counts(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
 
 
 def _name_and_kind(item: Proposal) -> tuple[str, str]:

@@ -1,4 +1,4 @@
-"""Promotion, the seed's `promote_candidate` path: judge claimed candidates, then write what each
+"""Promotion, the `promote_candidate` call site: judge claimed candidates, then write what each
 verdict means (a new or existing entity, a terminal rejection, or back to the queue).
 
 Orchestration only: the policy is `entity/policy.py`, the SQL is `db/`. Ownership: every write
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.counters import Counters
 from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db import queue
 from yzos_jobs.db.column_types import utcnow
@@ -40,7 +41,7 @@ from yzos_jobs.jobcontext import JobContext
 
 
 @dataclass
-class PromoteStats:
+class PromoteStats(Counters):
     promoted: int = 0
     merged: int = 0
     rejected: int = 0
@@ -50,10 +51,6 @@ class PromoteStats:
     failed: int = 0
     lost: int = 0
     sightings: int = 0
-
-    def add(self, other: PromoteStats) -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,8 @@ from yzos_jobs.importers.records import (
     Unit,
     Written,
 )
-from yzos_jobs.importers.session_end import SessionEnd
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.supply.session_end import SessionEnd
 from yzos_jobs.text import shown
 
 T = TypeVar("T")

@@ -7,19 +7,15 @@ included, ending at the file's modification time).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, NamedTuple
 
 from yzos_jobs.importers.aider_history import history_sessions
 from yzos_jobs.importers.claude_code import transcript_groups
 from yzos_jobs.importers.claude_transcript import transcript_sessions
 
-Format = Literal["aider", "claude-code"]
 
-
-@dataclass(frozen=True)
-class SessionDigest:
+class SessionDigest(NamedTuple):
     """`key`: an aider session's start as its header writes it ("2024-05-01 10:00:00", as the
     labels do), a Claude Code session's id; `payload`: the digest payload as queued."""
 
@@ -27,7 +23,7 @@ class SessionDigest:
     payload: dict[str, Any]
 
 
-def session_digests(path: Path, fmt: Format) -> list[SessionDigest]:
+def session_digests(path: Path, fmt: str) -> list[SessionDigest]:
     """The digests of the sessions in `path`: an aider history, or a Claude Code transcript (its
     subagents' transcripts are read with it)."""
     if fmt == "aider":

@@ -34,7 +34,7 @@ from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record_key
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
-from yzos_jobs.supply.pipeline import apply_entities
+from yzos_jobs.supply.session_end import apply_entities
 from yzos_jobs.supply.triage_apply import run_triage
 from yzos_jobs.text import clean_text, has_visible_character, shown
 

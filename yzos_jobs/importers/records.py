@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from blake3 import blake3
 
+from yzos_jobs.counters import Counters
 from yzos_jobs.importers.reading import Position
 from yzos_jobs.text import clean_text
 
@@ -53,7 +54,7 @@ class Unit(Generic[T]):
 
 
 @dataclass
-class ImportStats:
+class ImportStats(Counters):
     files: int = 0
     files_unchanged: int = 0
     records: int = 0
@@ -81,14 +82,9 @@ class ImportStats:
             self.error_messages.append(str(err))
 
     def merge(self, other: ImportStats) -> None:
-        for name, value in other.counts().items():
-            setattr(self, name, getattr(self, name) + value)
+        self.add(other, skip=("error_messages", "notes"))
         self.error_messages.extend(other.error_messages[: 1000 - len(self.error_messages)])
         self.notes.extend(other.notes[: 1000 - len(self.notes)])
-
-    def counts(self) -> dict[str, int]:
-        lists = ("error_messages", "notes")
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in lists}
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmTimeout
 from yzos_jobs.inference.fields import clean_model_text
 from yzos_jobs.inference.profile import InferenceProfile
-from yzos_jobs.inference.redact import mask_url_credentials
 from yzos_jobs.inference.schema import VERDICT, Field, gbnf, response_format_for, verdict_gbnf
+from yzos_jobs.redact import mask_url_credentials
 
 if TYPE_CHECKING:
     from openai import OpenAI

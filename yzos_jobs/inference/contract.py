@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from yzos_jobs.counters import Counters
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.errors import ClassifierError
 from yzos_jobs.inference.schema import Field
@@ -78,8 +79,9 @@ class CorrectionExample:
 
 
 @dataclass(frozen=True)
-class ClassifierUsage:
-    """What one or more classify_many calls cost; summed with `+`."""
+class ClassifierUsage(Counters):
+    """What one or more classify_many calls cost; summed with `+`; `counts` is what a job run
+    records of it."""
 
     llm_calls: int = 0
     cache_hits: int = 0
@@ -87,16 +89,6 @@ class ClassifierUsage:
     failures: int = 0
     seconds: float = 0.0
     latencies_s: tuple[float, ...] = field(default=(), repr=False)
-
-    def __add__(self, other: ClassifierUsage) -> ClassifierUsage:
-        return ClassifierUsage(
-            self.llm_calls + other.llm_calls,
-            self.cache_hits + other.cache_hits,
-            self.deduplicated + other.deduplicated,
-            self.failures + other.failures,
-            self.seconds + other.seconds,
-            self.latencies_s + other.latencies_s,
-        )
 
     def counts(self) -> dict[str, int]:
         return {"llm_calls": self.llm_calls, "cache_hits": self.cache_hits}

@@ -1,5 +1,4 @@
-"""`maintain` (the seed's name): the scheduled jobs that keep the knowledge base clean over time —
-promote candidates, re-judge entities every 6 hours — and their run bookkeeping."""
+"""The scheduled jobs that keep the knowledge base clean: promote candidates, re-judge entities."""
 
 # The jobs by name (maintain/jobs.py maps each to its function), and earlier names still taken.
 JOB_NAMES = ("entity_promote", "entity_purge_v06")

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import Future
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.counters import Counters
 from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import run_in_transaction
@@ -31,7 +32,7 @@ JUDGING_DEPTH = 2
 
 
 @dataclass
-class PurgeStats:
+class PurgeStats(Counters):
     judged: int = 0
     kept: int = 0
     rekinded: int = 0  # real, of another kind: moved to it (merged if that entity exists)
@@ -39,10 +40,6 @@ class PurgeStats:
     failed: int = 0
     summaries: int = 0
     unchanged: int = 0  # the cache's verdict keeps it as it is: nothing judged, nothing written
-
-    def add(self, other: PurgeStats) -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 def _rejudge_input(

@@ -1,2 +1,1 @@
-"""`supply` (the seed's name): the pipeline that turns an ended observed session into entities,
-by promoting that session's candidates inline."""
+"""What an ended session supplies: its candidates promoted inline, its triage applied."""

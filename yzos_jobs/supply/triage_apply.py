@@ -1,5 +1,5 @@
-"""Session triage inside `entity_promote` (and right after a JSONL import): the seed's
-`apply_session_triage`.
+"""Session triage inside `entity_promote` (and right after a JSONL import): the triages waiting
+in `session_triage` applied.
 
 Each waiting triage is claimed with a lease. A coding session's digest is read by one chat call
 (cached by the digest, the open tasks offered and the prompt version); a JSONL record brings its
@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import islice
 from typing import Any
 
+from yzos_jobs.counters import Counters, int_counts
 from yzos_jobs.db import triage_queue as triage_db
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import run_in_transaction, transaction
@@ -46,7 +47,7 @@ log = get_logger(__name__)
 
 
 @dataclass
-class TriageRun:
+class TriageRun(Counters):
     triaged: int = 0
     retried: int = 0
     exhausted: int = 0
@@ -58,14 +59,8 @@ class TriageRun:
     sightings: int = 0
     usage: ClassifierUsage = field(default_factory=ClassifierUsage)
 
-    def add(self, other: TriageRun) -> None:
-        for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
-
     def counts(self) -> dict[str, int]:
-        return {
-            f"triage_{f.name}": getattr(self, f.name) for f in fields(self) if f.name != "usage"
-        }
+        return int_counts(self, prefix="triage_")
 
 
 class _Lost(Exception):

@@ -1,23 +1,45 @@
-"""The session end of an import without a model: the candidates of ended sessions promoted
-inline, a thousand sessions at a time (one promote per committed batch of a hundred sessions
-would spend more on the rounds than on the candidates). Until then they are pending in the
-database: a run that dies before leaves them to `entity_promote`.
+"""What happens when an observed session ends: its pending candidates are promoted inline. If the
+classifier fails here nothing is forced: the candidates stay pending and the `entity_promote` job
+decides them later (with its own fallback).
 
-On PostgreSQL a promote runs beside the reading and writing of the next sessions (they share no
-rows, and the server works while Python parses); on SQLite, whose single writer would make one
-wait for the other, in turn."""
+An import without a model ends sessions in bulk (`SessionEnd`): their candidates are promoted a
+thousand sessions at a time (one promote per committed batch of a hundred sessions would spend
+more on the rounds than on the candidates). Until then they are pending in the database: a run
+that dies before leaves them to `entity_promote`. On PostgreSQL a promote runs beside the reading
+and writing of the next sessions (they share no rows, and the server works while Python parses);
+on SQLite, whose single writer would make one wait for the other, in turn."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
+from datetime import datetime
 
+from yzos_jobs.db.activity_sessions import upsert_activity_session
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
+from yzos_jobs.entity.promote_loop import promote_pending
+from yzos_jobs.entity.updater import PromoteStats
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.supply.pipeline import apply_entities
 
 ENDED_SESSIONS_PER_PROMOTE = 1000
+
+
+def apply_entities(ctx: JobContext, session_ids: str | Sequence[str]) -> PromoteStats:
+    """Inline promote of the pending candidates of one session (or of several that ended
+    together); a classifier failure leaves them pending."""
+    ids = [session_ids] if isinstance(session_ids, str) else list(session_ids)
+    return promote_pending(ctx, "release", source_ids=ids, call_site="apply_entities").stats
+
+
+def process_session_end(
+    ctx: JobContext, source_kind: str, session_id: str, ended_at: datetime | None = None
+) -> PromoteStats:
+    with transaction(ctx.sessions) as s:
+        upsert_activity_session(s, source_kind, session_id, ended_at=ended_at or utcnow())
+    return apply_entities(ctx, session_id)
 
 
 class SessionEnd:

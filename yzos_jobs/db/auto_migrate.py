@@ -1,0 +1,27 @@
+"""A database brought to the schema this version needs on first use: an embedded one is migrated
+then and there; an old PostgreSQL is refused unless `database.auto_migrate` allows it. Alembic
+(`migrate.py`) is loaded only when something must be migrated."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from yzos_jobs.config import DatabaseSettings
+from yzos_jobs.db.schema_state import SchemaNotReady, current_revision, head_revision
+
+
+def ensure_schema(engine: Engine, settings: DatabaseSettings) -> None:
+    """Bring an embedded database to head on first use; refuse an old PostgreSQL unless allowed."""
+    current, head = current_revision(engine), head_revision()
+    if current == head:
+        return
+    if settings.should_auto_migrate:
+        from yzos_jobs.db.migrate import upgrade
+
+        upgrade(engine)
+        return
+    at = f"at revision {current}" if current else "not migrated"
+    raise SchemaNotReady(
+        f"database is {at}, this version needs {head}: run `yzos-jobs db upgrade` "
+        "(or set database.auto_migrate = true)"
+    )

@@ -1,0 +1,304 @@
+"""Drawing the review reports: on a terminal with `rich` (imported only then), otherwise as
+aligned plain-text columns that scripts and pipes can read; `export` as JSON lines or CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from yzos_jobs.review_reports import EXPORT_FIELDS
+
+CELL_CHARS = 60
+
+
+@dataclass
+class Section:
+    """A titled table; `headers` empty: a key/value block."""
+
+    title: str | None
+    headers: Sequence[str]
+    rows: list[Sequence[Any]] = field(default_factory=list)
+
+
+def _cell(value: Any, cap: bool = True) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    text = " ".join(str(value).split())
+    return text if not cap or len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+def _width(text: str) -> int:
+    """Columns a text takes on a terminal: wide (CJK) characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _short_time(value: str | None) -> str:
+    return value[:16].replace("T", " ") if value else ""
+
+
+def emit(sections: Iterable[Section], out: TextIO) -> None:
+    if getattr(out, "isatty", lambda: False)():
+        _emit_rich(sections, out)
+    else:
+        _emit_plain(sections, out)
+
+
+def _emit_plain(sections: Iterable[Section], out: TextIO) -> None:
+    first = True
+    for section in sections:
+        if not first:
+            out.write("\n")
+        first = False
+        if section.title:
+            out.write(section.title + "\n")
+        # Every column but the last is capped; the last (a reason, a summary) is shown whole.
+        rows = [[_cell(v, i < len(row) - 1) for i, v in enumerate(row)] for row in section.rows]
+        table = [list(section.headers), *rows] if section.headers else rows
+        if not table:
+            continue
+        widths = [max(_width(r[i]) for r in table) for i in range(len(table[0]))]
+        for r in table:
+            cells = [c + " " * (w - _width(c)) for c, w in zip(r, widths, strict=True)]
+            out.write("  ".join(cells).rstrip() + "\n")
+
+
+def _emit_rich(sections: Iterable[Section], out: TextIO) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out)
+    for section in sections:
+        keyed = not section.headers  # a key/value block: no header, keys in bold
+        table = Table(
+            title=section.title,
+            title_justify="left",
+            show_header=not keyed,
+            box=None if keyed else box.SIMPLE_HEAD,
+            header_style="bold",
+        )
+        width = len(section.headers) or (len(section.rows[0]) if section.rows else 0)
+        for i in range(width):
+            name = "" if keyed else section.headers[i]
+            table.add_column(name, overflow="fold", style="bold" if keyed and i == 0 else None)
+        for row in section.rows:
+            table.add_row(*(_cell(v, cap=False) for v in row))
+        console.print(table)
+
+
+ENTITY_HEADERS = (
+    "ref",
+    "name",
+    "kind",
+    "status",
+    "project",
+    "sightings",
+    "first seen",
+    "last seen",
+    "source",
+)
+
+
+def _entity_rows(lines: Sequence[dict[str, Any]]) -> list[Sequence[Any]]:
+    return [
+        (
+            e["ref"],
+            e["name"],
+            e["kind"],
+            e["status"],
+            e["project"],
+            e["sightings"],
+            _short_time(e["first_seen"]),
+            _short_time(e["last_seen"]),
+            e["verdict_source"],
+        )
+        for e in lines
+    ]
+
+
+def render_entities(lines: Sequence[dict[str, Any]], out: TextIO) -> None:
+    if not lines:
+        out.write("no entities match\n")
+        return
+    emit([Section(None, ENTITY_HEADERS, _entity_rows(lines))], out)
+
+
+DECISION_HEADERS = ("at", "call site", "outcome", "verdict", "source", "model", "reason")
+
+
+def _verdict_word(d: dict[str, Any]) -> str:
+    if d["is_real_entity"] is None and d["kind"] is None:
+        return ""
+    return d["kind"] or ("real" if d["is_real_entity"] else "not an entity")
+
+
+def _decision_rows(decisions: Sequence[dict[str, Any]]) -> list[Sequence[Any]]:
+    return [
+        (
+            _short_time(d["at"]),
+            d["call_site"],
+            d["outcome"],
+            _verdict_word(d),
+            d["source"],
+            d["model"],
+            "; ".join(x for x in (d["reason"], d["detail"]) if x),
+        )
+        for d in decisions
+    ]
+
+
+def _entity_block(e: dict[str, Any]) -> Section:
+    rows: list[Sequence[Any]] = [
+        ("entity", f"{e['ref']} {e['name']}"),
+        ("kind", e["kind"]),
+        ("status", e["status"]),
+    ]
+    if e["project"]:
+        rows.append(("project", f"{e['project']} (e:{e['project_id']})"))
+    if e["project_path"]:
+        rows.append(("path", e["project_path"]))
+    if e["summary"]:
+        rows.append(("summary", e["summary"]))
+    rows.append(
+        (
+            "sightings",
+            f"{e['sightings']} (first {_short_time(e['first_seen'])}, "
+            f"last {_short_time(e['last_seen'])})",
+        )
+    )
+    verdict = e["verdict_source"] or ""
+    if e["model"]:
+        verdict += f" {e['model']}"
+    if e["confidence"] is not None:
+        verdict += f", confidence {e['confidence']:.2f}"
+    rows.append(("verdict", verdict))
+    if e["override"]:
+        o = e["override"]
+        rows.append(
+            ("override", f"{o['status']} by {o['set_by']}: {o['reason'] or ''}".rstrip(": "))
+        )
+    if e["aliases"]:
+        rows.append(("aliases", ", ".join(f"{a['kind']} {a['name']!r}" for a in e["aliases"])))
+    return Section(None, (), rows)
+
+
+def _candidate_block(c: dict[str, Any]) -> Section:
+    rows: list[Sequence[Any]] = [
+        ("candidate", f"{c['ref']} {c['raw_text']}"),
+        ("suggested", c["suggested_kind"] or ""),
+        ("source", f"{c['source_kind']} {c['source_id']}"),
+        ("status", c["status"]),
+    ]
+    if c["entity"]:
+        rows.append(("entity", c["entity"]))
+    if c["reject_reason"]:
+        rows.append(("reason", c["reject_reason"]))
+    if c["surrounding_text"]:
+        rows.append(("context", c["surrounding_text"]))
+    return Section(None, (), rows)
+
+
+def _head(report: dict[str, Any]) -> Section:
+    if "entity" in report:
+        return _entity_block(report["entity"])
+    return _candidate_block(report["candidate"])
+
+
+def _decisions_title(report: dict[str, Any], word: str) -> str:
+    shown, total = len(report["decisions"]), report["decisions_total"]
+    return f"{word} ({shown} of {total})" if total > shown else f"{word} ({total})"
+
+
+def render_show(report: dict[str, Any], out: TextIO) -> None:
+    sections = [_head(report)]
+    if report.get("sightings"):
+        sections.append(
+            Section(
+                f"Newest sightings ({len(report['sightings'])} of {report['entity']['sightings']})",
+                ("seen", "source", "id", "summary"),
+                [
+                    (_short_time(s["seen_at"]), s["source_kind"], s["source_id"], s["summary"])
+                    for s in report["sightings"]
+                ],
+            )
+        )
+    if report.get("tasks"):
+        sections.append(
+            Section(
+                f"Tasks ({len(report['tasks'])} of {report['tasks_total']})",
+                ENTITY_HEADERS,
+                _entity_rows(report["tasks"]),
+            )
+        )
+    if report["decisions"]:
+        sections.append(
+            Section(
+                _decisions_title(report, "Decisions"),
+                DECISION_HEADERS,
+                _decision_rows(report["decisions"]),
+            )
+        )
+    emit(sections, out)
+
+
+def render_explain(report: dict[str, Any], out: TextIO) -> None:
+    sections = [_head(report)]
+    if report["decisions"]:
+        sections.append(
+            Section(
+                _decisions_title(report, "Why: the decisions, oldest first"),
+                DECISION_HEADERS,
+                _decision_rows(report["decisions"]),
+            )
+        )
+    else:
+        sections.append(Section("No decision recorded (made before the decision trail).", ()))
+    emit(sections, out)
+
+
+def render_matches(report: dict[str, Any], out: TextIO) -> None:
+    emit(
+        [
+            Section(
+                None,
+                ("ref", "name", "kind", "status", "detail"),
+                [
+                    (
+                        m["ref"],
+                        m["name"],
+                        m["kind"],
+                        m["status"],
+                        m.get("project_path") or m.get("reason"),
+                    )
+                    for m in report["matches"]
+                ],
+            )
+        ],
+        out,
+    )
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+def write_export(rows: Iterable[dict[str, Any]], out: TextIO, fmt: str) -> int:
+    """Write export rows as JSON lines or CSV (with a header); returns the count."""
+    n = 0
+    if fmt == "csv":
+        writer = csv.writer(out)
+        writer.writerow(EXPORT_FIELDS)
+        for row in rows:
+            writer.writerow(["" if row[k] is None else row[k] for k in EXPORT_FIELDS])
+            n += 1
+        return n
+    for row in rows:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        n += 1
+    return n
