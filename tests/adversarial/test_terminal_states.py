@@ -19,8 +19,16 @@ from yzos_jobs.db.queue import NewCandidate, insert_candidates
 from yzos_jobs.db.triage_queue import queue_triage
 from yzos_jobs.entity.corrections import correct
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.maintain.jobs import run_entity_promote
-from yzos_jobs.testing import OpenAIDouble, accept_suggested, session_of, task, triage_reply
+from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
+from yzos_jobs.testing import (
+    OpenAIDouble,
+    accept_suggested,
+    candidate_of,
+    session_of,
+    task,
+    triage_reply,
+    verdict,
+)
 
 pytestmark = pytest.mark.adversarial
 
@@ -100,3 +108,20 @@ def test_a_project_corrected_into_a_person_lets_go_of_its_tasks(db_url: str) -> 
     assert json.loads(shown.stdout)["entity"]["project"] is None
     listed = run_cli("entities", "--kind", "task", "--json", db_url=db_url)
     assert [t["project_id"] for t in json.loads(listed.stdout)] == [None]
+
+
+def test_a_project_the_purge_rekinds_lets_go_of_its_tasks(db_url: str) -> None:
+    with OpenAIDouble(_names_the_task) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        _queue_session(ctx, "s1", 12)
+        run_entity_promote(ctx)
+
+    def project_is_a_person(body: dict[str, Any]) -> Any:
+        cand = candidate_of(body)
+        return verdict("person" if cand["raw_text"] == "harbor-sync" else "task")
+
+    with OpenAIDouble(project_is_a_person) as llm:
+        stats = run_entity_purge_v06(make_ctx(db_url, llm.base_url))
+    assert stats["rekinded"] == 1
+    by_kind = {e.kind: e for e in entities(ctx)}
+    assert set(by_kind) == {"person", "task"} and by_kind["task"].project_id is None
