@@ -25,12 +25,22 @@ class Section:
     rows: list[Sequence[Any]] = field(default_factory=list)
 
 
+# Bidirectional controls (embeddings, overrides, isolates, marks): shown raw, one in a name can
+# reorder the rest of the line it is printed on. They are drawn as their code point instead.
+_BIDI_CONTROLS = {
+    ord(ch): f"<U+{ord(ch):04X}>"
+    for ch in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+}
+
+
 def _cell(value: Any, cap: bool = True) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
         return f"{value:.2f}"
     text = " ".join(str(value).split())
+    if not text.isascii():
+        text = text.translate(_BIDI_CONTROLS)
     return text if not cap or len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
 
 
@@ -73,8 +83,11 @@ def _emit_rich(sections: Iterable[Section], out: TextIO) -> None:
     from rich import box
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console(file=out)
+    # Every cell is a Text: what a name holds is printed as it is, never read as markup
+    # (`[/bold]`, `[red]`, `[link=…]`) nor highlighted.
+    console = Console(file=out, highlight=False)
     for section in sections:
         keyed = not section.headers  # a key/value block: no header, keys in bold
         table = Table(
@@ -89,7 +102,7 @@ def _emit_rich(sections: Iterable[Section], out: TextIO) -> None:
             name = "" if keyed else section.headers[i]
             table.add_column(name, overflow="fold", style="bold" if keyed and i == 0 else None)
         for row in section.rows:
-            table.add_row(*(_cell(v, cap=False) for v in row))
+            table.add_row(*(Text(_cell(v, cap=False)) for v in row))
         console.print(table)
 
 
@@ -259,8 +272,21 @@ def render_explain(report: dict[str, Any], out: TextIO) -> None:
             )
         )
     else:
-        sections.append(Section("No decision recorded (made before the decision trail).", ()))
+        sections.append(Section(_no_decision(report), ()))
     emit(sections, out)
+
+
+# What a candidate without a decision is waiting for, by its status.
+_UNDECIDED = {
+    "pending": "Not decided yet: the candidate waits for entity_promote.",
+    "held": "Not decided yet: the candidate is held until its session is triaged.",
+    "claimed": "Not decided yet: the candidate is being judged.",
+}
+
+
+def _no_decision(report: dict[str, Any]) -> str:
+    state = report["candidate"]["status"] if "candidate" in report else None
+    return _UNDECIDED.get(state or "", "No decision recorded (made before the decision trail).")
 
 
 def render_matches(report: dict[str, Any], out: TextIO) -> None:
@@ -288,14 +314,28 @@ def render_matches(report: dict[str, Any], out: TextIO) -> None:
 # -- export ---------------------------------------------------------------------------------
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula: such a text cell gets a
+# leading quote (OWASP, CSV injection).
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def write_export(rows: Iterable[dict[str, Any]], out: TextIO, fmt: str) -> int:
-    """Write export rows as JSON lines or CSV (with a header); returns the count."""
+    """Write export rows as JSON lines or CSV (with a header; a text cell a spreadsheet would run
+    as a formula starts with a quote); returns the count."""
     n = 0
     if fmt == "csv":
         writer = csv.writer(out)
         writer.writerow(EXPORT_FIELDS)
         for row in rows:
-            writer.writerow(["" if row[k] is None else row[k] for k in EXPORT_FIELDS])
+            writer.writerow([_csv_cell(row[k]) for k in EXPORT_FIELDS])
             n += 1
         return n
     for row in rows:

@@ -159,9 +159,11 @@ def _candidate_dict(c: catalog.CandidateRow) -> dict[str, Any]:
 def show_report(session: Session, target: Target) -> dict[str, Any]:
     if isinstance(target, CandidateTarget):
         c = target.candidate
+        decisions = decisions_of_candidate(session, c.id)
         return {
             "candidate": _candidate_dict(c),
-            "decisions": [decision_dict(d) for d in decisions_of_candidate(session, c.id)],
+            "decisions": [decision_dict(d) for d in decisions],
+            "decisions_total": len(decisions),
         }
     e = target.entity
     sightings = catalog.newest_sightings(session, e.id, SHOW_SIGHTINGS)

@@ -1,4 +1,5 @@
-"""`yzos-jobs status`: queue depth, entity counts, the last run of each job, daemons seen."""
+"""`yzos-jobs status`: queue depth (candidates, held ones among them, and the session triage
+queue), entity counts, the last run of each job, daemons seen."""
 
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
         problems.append(fallback)
     return {
         "candidates": overview.count_by_status(conn),
+        "triage": overview.count_triage_by_status(conn),
         "entities": entities,
         "jobs": jobs,
         "daemons": [
@@ -137,8 +139,13 @@ def render_status(report: dict[str, Any]) -> str:
     lines.append(
         "candidates  "
         + "  ".join(
-            f"{s} {cands.get(s, 0)}" for s in ("pending", "claimed", "promoted", "rejected")
+            f"{s} {cands.get(s, 0)}" for s in ("pending", "held", "claimed", "promoted", "rejected")
         )
+    )
+    triage = report["triage"]
+    lines.append(
+        "triage      "
+        + "  ".join(f"{s} {triage.get(s, 0)}" for s in ("pending", "claimed", "done", "exhausted"))
     )
     for status in ("active", "archived"):
         kinds = report["entities"].get(status, {})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # A lone surrogate ("\ud800" in JSON, or a file name Python decoded with surrogateescape) is not
 # UTF-8: both database drivers refuse to encode it.
@@ -33,3 +34,22 @@ def shown(value: object, limit: int = 60) -> str:
         return f"a JSON {'object' if isinstance(value, dict) else type(value).__name__}"
     text = repr(value[: limit + 1] if isinstance(value, str) else value)  # repr escapes surrogates
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def without_format_characters(text: str) -> str:
+    """Text without Unicode format characters (category Cf: zero-width spaces and joiners, bidi
+    controls, soft hyphens): they draw nothing, so two names that differ only by them look the
+    same."""
+    if text.isascii():
+        return text  # no format character is ASCII
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def has_visible_character(text: str | None) -> bool:
+    """Whether the text draws anything: one character that is not a space, a separator, a
+    control, format, private-use, unassigned or surrogate code point."""
+    if not text:
+        return False
+    if text.isascii():
+        return any("!" <= ch <= "~" for ch in text)
+    return any(unicodedata.category(ch)[0] not in "CZ" for ch in text)

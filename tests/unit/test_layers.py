@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "db": {"config", "kinds", "logging", "inference"},
     "jobcontext": {"config", "db", "inference"},
     "observe": {"db", "files", "text"},
-    "entity": {"config", "counters", "db", "inference", "jobcontext", "kinds", "logging"},
+    "entity": {"config", "counters", "db", "inference", "jobcontext", "kinds", "logging", "text"},
     "supply": {"counters", "db", "entity", "inference", "jobcontext", "logging"},
     "importers": {"counters", "db", "entity", "files", "jobcontext", "kinds", "supply", "text"},
     "maintain": {

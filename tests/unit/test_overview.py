@@ -19,6 +19,7 @@ from yzos_jobs.db.models import Base
     [
         overview.CANDIDATES,
         overview.ENTITIES,
+        overview.TRIAGE,
         overview.JOB_RUNS,
         job_pauses.JOB_PAUSES,
         llm_usage.LLM_USAGE_DAYS,

@@ -283,13 +283,18 @@ def active_entity_of_kind(session: Session, entity_id: int, kind: str) -> int | 
     )
 
 
-def project_by_path(session: Session, normalized_path: str) -> int | None:
-    return session.scalar(
-        select(Entity.id)
+def project_by_path(session: Session, normalized_path: str) -> EntityRef | None:
+    """The first project of this repository, with its status and whether an override pins it."""
+    row = session.execute(
+        select(Entity.id, Entity.status, EntityOverride.status)
+        .outerjoin(EntityOverride, EntityOverride.entity_id == Entity.id)
         .where(Entity.kind == "project", Entity.project_path == normalized_path)
         .order_by(Entity.id)
         .limit(1)
-    )
+    ).first()
+    if row is None:
+        return None
+    return EntityRef(row[0], row[1], overridden=row[2] is not None, created=False)
 
 
 def set_entity_details(
@@ -450,7 +455,20 @@ def keep_entity(
         .where(Entity.id == entity_id, Entity.status == "active", _not_user_corrected())
         .values(values)
     )
+    if result.rowcount and new_key is not None and new_key[0] != "project":
+        release_tasks(session, entity_id)
     return bool(result.rowcount)
+
+
+def release_tasks(session: Session, entity_id: int) -> None:
+    """An entity that is no longer a project holds no tasks: they wait, in their repository's
+    scope, for the next project of it."""
+    session.execute(
+        update(Entity)
+        .where(Entity.project_id == entity_id)
+        .values(project_id=None)
+        .execution_options(synchronize_session=False)
+    )
 
 
 @dataclass(frozen=True)
@@ -608,6 +626,8 @@ def correct_entity(session: Session, entity_id: int, now: datetime, **values: An
     that say a user decided."""
     if "kind" in values and values["kind"] != "task":
         values.setdefault("project_id", None)
+    if "kind" in values and values["kind"] != "project":
+        release_tasks(session, entity_id)
     session.execute(
         update(Entity)
         .where(Entity.id == entity_id)

@@ -1,7 +1,7 @@
-"""The reads behind `yzos-jobs status`: counts of candidates and entities, the last runs of each
-job, the daemons seen. Over plain Core table clauses naming only the columns read, so a status
-check loads neither the ORM nor the models (`tests/unit/test_overview.py` keeps these names
-those of the models)."""
+"""The reads behind `yzos-jobs status`: counts of candidates, entities and session triage, the
+last runs of each job, the daemons seen. Over plain Core table clauses naming only the columns
+read, so a status check loads neither the ORM nor the models (`tests/unit/test_overview.py`
+keeps these names those of the models)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from yzos_jobs.db.column_types import Json, UTCDateTime
 
 CANDIDATES = table("entity_candidates", column("status"))
 ENTITIES = table("entities", column("kind"), column("status"))
+TRIAGE = table("session_triage", column("status"))
 JOB_RUNS = table(
     "job_runs",
     column("id"),
@@ -48,6 +49,12 @@ _RUN_COLUMNS = tuple(JOB_RUNS.c[name] for name in RunRow.__dataclass_fields__)
 def count_by_status(conn: Connection) -> dict[str, int]:
     """Candidates by status."""
     rows = conn.execute(select(CANDIDATES.c.status, func.count()).group_by(CANDIDATES.c.status))
+    return {status: int(n) for status, n in rows}
+
+
+def count_triage_by_status(conn: Connection) -> dict[str, int]:
+    """The session triage queue by status."""
+    rows = conn.execute(select(TRIAGE.c.status, func.count()).group_by(TRIAGE.c.status))
     return {status: int(n) for status, n in rows}
 
 

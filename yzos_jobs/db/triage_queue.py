@@ -205,11 +205,12 @@ def release_held(session: Session, source_id: str, now: datetime) -> int:
 def settle_held(
     session: Session,
     promoted: Mapping[int, tuple[int, dict[str, Any] | None]],
-    rejected: Mapping[int, str],
+    rejected: Mapping[int, tuple[str, int | None]],
     now: datetime,
 ) -> int:
     """After a triage: held candidates kept as evidence of the entity they were merged into
-    (promoted, id -> (entity id, verdict)), the rest rejected with the reason given."""
+    (promoted, id -> (entity id, verdict)), the rest rejected with the reason given and the
+    entity that held them off, if any (rejected, id -> (reason, entity id))."""
     C = EntityCandidate
     done = 0
     base = {"decided_at": now, "updated_at": now, "claimed_by": None, "lease_until": None}
@@ -220,11 +221,11 @@ def settle_held(
             .values(status="promoted", entity_id=eid, verdict=verdict, **base)
         )
         done += int(result.rowcount or 0)
-    for cid, reason in sorted(rejected.items()):
+    for cid, (reason, eid) in sorted(rejected.items()):
         result = session.connection().execute(
             update(C)
             .where(C.id == cid, C.status == "held")
-            .values(status="rejected", reject_reason=reason[:1000], **base)
+            .values(status="rejected", reject_reason=reason[:1000], entity_id=eid, **base)
         )
         done += int(result.rowcount or 0)
     return done

@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath, PureWindowsPath
 
+from yzos_jobs.text import has_visible_character, without_format_characters
+
 _UUID = re.compile(
     r"^\{?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\}?$", re.IGNORECASE
 )
@@ -73,13 +75,14 @@ def is_placeholder(text: str) -> bool:
 
 
 def is_noise(text: str | None) -> bool:
-    """Empty or whitespace, a single character, digits only, a path or path segment, a UUID or
-    hex hash, or a bare template placeholder. Structure only: whether a name is real is the
+    """Empty, whitespace or nothing visible (zero-width and bidi characters), a single
+    character, digits only, a path or path segment, a UUID or hex hash, or a bare template
+    placeholder. Structure only: whether a name is real is the
     classifier's call."""
     if text is None:
         return True
-    t = _compact(text)
-    if len(t) <= 1:
+    t = _compact(without_format_characters(text))
+    if len(t) <= 1 or not has_visible_character(t):
         return True
     if _DIGITS_ONLY.fullmatch(t):
         return True  # digits with separators only: numbers, dates, versions, ids

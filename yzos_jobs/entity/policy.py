@@ -19,6 +19,7 @@ from yzos_jobs.entity import noise_filter
 from yzos_jobs.inference.contract import ClassifyInput, ClassifyOutcome
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS, one_line
 from yzos_jobs.kinds import is_entity_kind
+from yzos_jobs.text import has_visible_character, without_format_characters
 
 SUMMARY_CHARS = 500
 # Quote marks and their closing partners: a pair enclosing a whole name is dropped; a mark
@@ -63,21 +64,24 @@ def _trim_quotes(text: str) -> str:
 
 
 def normalize_name(name: str) -> str:
-    """The key form, used for uniqueness: NFKC, one line (no control characters), quotes
+    """The key form, used for uniqueness: NFKC, no format characters (zero-width, bidi
+    controls: `Kestrel\u200bBoard` is `KestrelBoard`), one line (no control characters), quotes
     trimmed as in the display form, case-folded, at most NAME_CHARS characters."""
-    return _trim_quotes(one_line(unicodedata.normalize("NFKC", name))).casefold()[:NAME_CHARS]
+    text = without_format_characters(unicodedata.normalize("NFKC", name))
+    return _trim_quotes(one_line(text)).casefold()[:NAME_CHARS]
 
 
 def display_name(name: str | None) -> str | None:
     """The display form: NFKC, one line (no control characters), quotes that enclose the whole
     name or have no partner dropped (balanced quotes and brackets kept), case kept, at most
-    NAME_CHARS characters (a longer name is cut and ends with "…")."""
+    NAME_CHARS characters (a longer name is cut and ends with "…"). None for a name with no
+    visible character (only spaces, zero-width or bidi controls)."""
     if name is None:
         return None
     cleaned = _trim_quotes(one_line(unicodedata.normalize("NFKC", name)))
     if len(cleaned) > NAME_CHARS:
         cleaned = cleaned[: NAME_CHARS - 1].rstrip() + "…"
-    return cleaned or None
+    return cleaned if has_visible_character(cleaned) else None
 
 
 def meaningful_summary(text: str | None) -> str | None:
@@ -125,11 +129,15 @@ def decide(
     ):
         # The structural layer stands before the DryRun pass-through: junk never gets in.
         return Reject(reason="dry_run: structural noise", verdict=None)
+    if not has_visible_character(candidate.raw_text):
+        # Nothing to see is nothing to name, whatever a judge said.
+        return Reject(reason="structural noise: no visible character", verdict=None)
     if outcome is not None and outcome.verdict is not None:
         v = outcome.verdict
         if v.is_real_entity and is_entity_kind(v.kind):
             assert v.kind is not None
-            name = v.display_name or display_name(candidate.raw_text) or candidate.raw_text
+            name = v.display_name if has_visible_character(v.display_name) else None
+            name = name or display_name(candidate.raw_text) or candidate.raw_text
             return Promote(
                 kind=v.kind,
                 display_name=name,

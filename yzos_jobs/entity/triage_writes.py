@@ -26,6 +26,7 @@ from yzos_jobs.db.triage_queue import HeldCandidate, settle_held
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.entity.policy import (
     SUMMARY_CHARS,
+    blocked_by_terminal_state,
     display_name,
     meaningful_summary,
     normalize_name,
@@ -35,6 +36,7 @@ from yzos_jobs.entity.updater import update_existing
 from yzos_jobs.inference.contract import ClassifierUsage, ClassifyInput, ClassifyOutcome
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
+from yzos_jobs.text import has_visible_character
 
 SOURCE_KIND = "llm_triage"
 
@@ -148,6 +150,8 @@ class _Writing:
     stats: TriageStats = field(default_factory=TriageStats)
     projects: dict[str, tuple[int, str]] = field(default_factory=dict)  # name -> (id, key)
     by_line: dict[int, tuple[int, ClassifyOutcome]] = field(default_factory=dict)
+    # Lines resting on an archived entity: (its id, why the candidate does not join it).
+    blocked_lines: dict[int, tuple[int, str]] = field(default_factory=dict)
     project_entity: tuple[int, ClassifyOutcome] | None = None
     decisions: list[DecisionRow] = field(default_factory=list)
 
@@ -174,11 +178,15 @@ def _upsert(
     summary: str | None,
     key: str = "",
     path: str | None = None,
-) -> tuple[int, bool]:
-    """Find or create the entity a real verdict names. Returns (entity id, created)."""
+) -> entity_db.EntityRef:
+    """Find or create the entity a real verdict names (counted as created or merged, unless it
+    is archived: the caller holds the proposal off it)."""
     v = outcome.verdict
     assert v is not None
-    shown = v.display_name or display_name(name) or name
+    # A proposal's name has a visible character (nameless ones are dropped before the judge);
+    # the judge's normalised name may not.
+    shown = v.display_name if has_visible_character(v.display_name) else None
+    shown = shown or display_name(name) or name
     draft = entity_db.EntityDraft(
         kind,
         normalize_name(shown),
@@ -194,11 +202,26 @@ def _upsert(
     ref = entity_db.upsert_entities(w.session, [draft], utcnow())[draft.key]
     if ref.created:
         w.stats.created += 1
-    else:
+    elif ref.status == "active":
         w.stats.merged += 1
         if summary:
             update_existing(w.session, {ref.id: summary}, [ref])
-    return ref.id, ref.created
+    return ref
+
+
+def _outcome(ref: entity_db.EntityRef, blocked: str | None) -> str:
+    if blocked is not None:
+        return "rejected"
+    return "created" if ref.created else "merged"
+
+
+def _held_off(w: _Writing, ref: entity_db.EntityRef) -> str | None:
+    """Terminal states hold for triage as for promotion: a proposal naming an archived entity
+    does not join it (its sighting still counts). Returns the reason, counted as rejected."""
+    reason = blocked_by_terminal_state(ref.id, ref.status)
+    if reason is not None:
+        w.stats.rejected += 1
+    return reason
 
 
 def _sight(w: _Writing, entity_id: int, sightings: list[Sighting]) -> None:
@@ -219,26 +242,26 @@ def merge_or_create_project(w: _Writing, project: TriageProject, outcome: Classi
     path = noise_filter.normalize_project_path(project.path) if project.path else None
     existing = entity_db.project_by_path(w.session, path) if plausible and path else None
     summary = meaningful_summary(project.summary)
-    created = False
     if existing is not None:
-        entity_id = existing
-        w.stats.merged += 1
+        ref = existing
+        w.stats.merged += ref.status == "active"
     else:
         key = entity_db.project_key(path) if kind == "project" else ""
-        entity_id, created = _upsert(
+        ref = _upsert(
             w, kind, project.name, outcome, summary, key, path if kind == "project" else None
         )
+    entity_id = ref.id
+    blocked = _held_off(w, ref)
     if kind == "project":
+        # Its tasks keep the repository's scope even when the project itself is held off.
         w.projects[normalize_name(project.name)] = (entity_id, entity_db.project_key(path))
-        w.project_entity = w.project_entity or (entity_id, outcome)
+        if blocked is None:
+            w.project_entity = w.project_entity or (entity_id, outcome)
     _sight(w, entity_id, [_proposal_sighting(w, entity_id, summary)])
+    result = _outcome(ref, blocked)
     w.decisions.append(
         judged_decision(
-            "merge_or_create_project",
-            outcome,
-            "created" if created else "merged",
-            entity_id,
-            w.judged.run_id,
+            "merge_or_create_project", outcome, result, entity_id, w.judged.run_id, blocked
         )
     )
 
@@ -263,26 +286,31 @@ def merge_or_create_task(
     existing = None
     if kind == "task" and task.existing_task_id is not None:
         existing = entity_db.active_entity_of_kind(w.session, task.existing_task_id, "task")
-    created = False
     if existing is not None:
-        entity_id = existing
+        ref = entity_db.EntityRef(existing, "active", overridden=False, created=False)
         w.stats.merged += 1
     else:
         key = _task_scope(w, task) if kind == "task" else ""
-        entity_id, created = _upsert(w, kind, task.title, outcome, summary, key)
-        if created and kind == "task" and task.project:
-            entity_db.set_entity_details(w.session, entity_id, okf={"project": task.project})
+        ref = _upsert(w, kind, task.title, outcome, summary, key)
+        if ref.created and kind == "task" and task.project:
+            entity_db.set_entity_details(w.session, ref.id, okf={"project": task.project})
+    entity_id, blocked = ref.id, _held_off(w, ref)
     evidence = [c for c in held if c.source_line in set(task.lines)]
     for c in evidence:
-        w.by_line.setdefault(c.source_line or 0, (entity_id, outcome))
+        if blocked is None:
+            w.by_line.setdefault(c.source_line or 0, (entity_id, outcome))
+        else:
+            w.blocked_lines.setdefault(c.source_line or 0, (entity_id, blocked))
     sightings = [
         Sighting(entity_id, c.source_kind, c.source_id, c.raw_text[:SUMMARY_CHARS], c.created_at)
         for c in evidence
     ] or [_proposal_sighting(w, entity_id, summary)]
     _sight(w, entity_id, sightings)
-    outcome_name = "created" if created else "merged"
+    result = _outcome(ref, blocked)
     w.decisions.append(
-        judged_decision("merge_or_create_task", outcome, outcome_name, entity_id, w.judged.run_id)
+        judged_decision(
+            "merge_or_create_task", outcome, result, entity_id, w.judged.run_id, blocked
+        )
     )
 
 
@@ -290,29 +318,33 @@ def _merge_or_create_person(w: _Writing, person: TriagePerson, outcome: Classify
     kind = _real_kind(w, person, outcome)
     if kind is None:
         return
-    entity_id, _ = _upsert(w, kind, person.name, outcome, None)
-    _sight(w, entity_id, [_proposal_sighting(w, entity_id, None)])
+    ref = _upsert(w, kind, person.name, outcome, None)
+    _held_off(w, ref)
+    _sight(w, ref.id, [_proposal_sighting(w, ref.id, None)])
 
 
 def _settle_evidence(w: _Writing, held: Sequence[HeldCandidate]) -> None:
     """Held candidates after their session's triage: evidence of the task (or project) they were
-    merged into, or rejected — the triage named no work item resting on them."""
+    merged into, or rejected — the triage named no work item resting on them, or the one it
+    named is archived (then the candidate names it, as a promotion held off it does)."""
     promoted: dict[int, tuple[int, dict[str, object] | None]] = {}
-    rejected: dict[int, str] = {}
+    rejected: dict[int, tuple[str, int | None]] = {}
     for c in held:
-        target = w.by_line.get(c.source_line) if c.source_line is not None else None
+        line = c.source_line
+        target = w.by_line.get(line) if line is not None else None
         if target is None and c.suggested_kind == "project" and w.project_entity:
             target = w.project_entity
         if target is None:
-            rejected[c.id] = "triage: no work item of the session rests on it"
-            reason = rejected[c.id]
+            off = w.blocked_lines.get(line) if line is not None else None
+            entity_id, reason = off or (None, "triage: no work item of the session rests on it")
+            rejected[c.id] = (reason, entity_id)
             w.decisions.append(
                 DecisionRow(
                     "merge_or_create_task",
                     "llm",
                     "rejected",
                     c.id,
-                    None,
+                    entity_id,
                     verdict_fields(False, None, None, reason),
                     job_run_id=w.judged.run_id,
                 )

@@ -36,7 +36,7 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.supply.session_end import apply_entities
 from yzos_jobs.supply.triage_apply import run_triage
-from yzos_jobs.text import clean_text, shown
+from yzos_jobs.text import clean_text, has_visible_character, shown
 
 IMPORTER = "jsonl"
 BATCH = 500
@@ -90,6 +90,8 @@ def _candidate_row(rec: Record, limit: int) -> NewCandidate:
     raw = clean_text(d.get("raw_text"), limit)
     if not raw:
         raise ImportRecordError(rec.where, "candidate needs raw_text")
+    if not has_visible_character(raw):
+        raise ImportRecordError(rec.where, "candidate raw_text has no visible character")
     kind = d.get("suggested_kind")
     if kind is not None and kind not in ENTITY_KINDS:
         raise ImportRecordError(
@@ -165,6 +167,8 @@ class JsonlImporter(FileImporter):
 
     def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
         super().__init__(ctx, progress)
+        # Sessions this import wrote records in: a session spread over many batches counts once.
+        self._sessions: set[str] = set()
 
     def import_file(self, path: Path) -> None:
         opened = self.open_file(path)
@@ -189,6 +193,8 @@ class JsonlImporter(FileImporter):
 
     def _flush(self, opened: OpenedFile, batch: list[Unit[Item]], end: int) -> None:
         written = self.commit(opened, batch, end, self._write)
+        self.stats.sessions += len(written.opened - self._sessions)
+        self._sessions |= written.opened
         if written.triages:
             # Applied right away where it can be; what fails waits for entity_promote.
             self.stats.triaged += run_triage(self.ctx, only=written.triages).triaged
@@ -229,7 +235,7 @@ class JsonlImporter(FileImporter):
             opened.setdefault(c.source_id, c.created_at)
         for session_id, started in sorted(opened.items()):
             upsert_activity_session(session, IMPORTER, session_id, started_at=started)
-        counts.sessions += len(opened)
+        written.opened.update(opened)
         insert_candidates(session, candidates, utcnow())
         counts.candidates += len(candidates)
         counts.apps += upsert_app_metadata(session, apps)

@@ -95,8 +95,10 @@ class Written:
     stats: ImportStats = field(default_factory=ImportStats)
     ended: list[str] = field(default_factory=list)
     triages: list[int] = field(default_factory=list)  # queued session triages
+    opened: set[str] = field(default_factory=set)  # sessions records were written in
 
     def add(self, other: Written) -> None:
         self.stats.merge(other.stats)
         self.ended.extend(other.ended)
         self.triages.extend(other.triages)
+        self.opened |= other.opened

@@ -40,6 +40,7 @@ class PurgeStats(Counters):
     archived: int = 0
     failed: int = 0
     summaries: int = 0
+    unchanged: int = 0  # the cache's verdict keeps it as it is: nothing judged, nothing written
 
 
 def _rejudge_input(
@@ -133,13 +134,18 @@ def _sort_verdicts(
         if outcome.verdict is None:
             stats.failed += 1  # the entity keeps its state
             continue
-        stats.judged += 1
         v = outcome.verdict
+        keeps_it = v.is_real_entity and (v.kind == entity.kind or not is_entity_kind(v.kind))
+        fresh = _fresh(entity, summaries)
+        if keeps_it and outcome.source == "cache" and fresh is None:
+            # A verdict already had, saying nothing new: no model was asked, so neither the
+            # entity nor the trail learns anything (rows would otherwise pile up every slot).
+            stats.unchanged += 1
+            continue
+        stats.judged += 1
         rejudged = entity_db.Rejudged(outcome.source or "llm", outcome.model_id, v.confidence, now)
-        if v.is_real_entity and (v.kind == entity.kind or not is_entity_kind(v.kind)):
-            kept = entity_db.KeptEntity(
-                entity.id, rejudged, _okf(entity, outcome), _fresh(entity, summaries)
-            )
+        if keeps_it:
+            kept = entity_db.KeptEntity(entity.id, rejudged, _okf(entity, outcome), fresh)
             keeps.append((outcome, kept))
         else:
             rest.append((entity, outcome, rejudged))

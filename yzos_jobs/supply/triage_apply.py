@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from typing import Any
 
 from yzos_jobs.counters import Counters, int_counts
@@ -27,6 +28,7 @@ from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.lease_claim import Claim
 from yzos_jobs.db.leases import LeaseKeeper
 from yzos_jobs.entity.llm_budget import DailyBudget
+from yzos_jobs.entity.policy import display_name
 from yzos_jobs.entity.triage_call import TriageReply, ask_triage
 from yzos_jobs.entity.triage_writes import (
     JudgedTriage,
@@ -39,6 +41,7 @@ from yzos_jobs.entity.triage_writes import (
 )
 from yzos_jobs.inference.contract import ClassifierUsage
 from yzos_jobs.inference.errors import ClassifierError
+from yzos_jobs.inference.schema import TRIAGE_MAX_PERSONS
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 
@@ -66,14 +69,33 @@ class _Lost(Exception):
     """The triage changed hands (its lease ran out) before it was written: nothing is."""
 
 
-def _proposals_from_record(payload: Mapping[str, Any]) -> SessionTriage:
-    def items(key: str) -> list[Mapping[str, Any]]:
-        return [i for i in payload.get(key) or [] if isinstance(i, Mapping)]
+# A triage record brings its own proposals: tasks and persons at most as many as a reply may
+# make (`triage.max_tasks`, TRIAGE_MAX_PERSONS), projects at most as many as persons, and only
+# those with a name that shows something; the rest is dropped before anything is judged.
+RECORD_MAX_PROJECTS = TRIAGE_MAX_PERSONS
+
+
+def _proposals_from_record(payload: Mapping[str, Any], max_tasks: int) -> SessionTriage:
+    def items(key: str, name: str, limit: int) -> list[Mapping[str, Any]]:
+        named = (
+            i
+            for i in payload.get(key) or []
+            if isinstance(i, Mapping)
+            and isinstance(i.get(name), str)
+            and display_name(i[name]) is not None
+        )
+        return list(islice(named, limit))
 
     return SessionTriage(
-        [TriageProject(p["name"], p.get("path"), p.get("summary")) for p in items("projects")],
-        [TriageTask(t["title"], t.get("project"), t.get("summary")) for t in items("tasks")],
-        [TriagePerson(p["name"]) for p in items("persons")],
+        [
+            TriageProject(p["name"], p.get("path"), p.get("summary"))
+            for p in items("projects", "name", RECORD_MAX_PROJECTS)
+        ],
+        [
+            TriageTask(t["title"], t.get("project"), t.get("summary"))
+            for t in items("tasks", "title", max_tasks)
+        ],
+        [TriagePerson(p["name"]) for p in items("persons", "name", TRIAGE_MAX_PERSONS)],
     )
 
 
@@ -119,7 +141,7 @@ def _judge(
             return None, ClassifierUsage(llm_calls=1, failures=1), f"triage call: {exc}"
         proposals = _proposals_from_reply(reply, t.payload)
     else:
-        proposals = _proposals_from_record(t.payload)
+        proposals = _proposals_from_record(t.payload, ctx.settings.triage.max_tasks)
     judged = judge_triage(ctx, source_id, proposals, _seen_at(t.payload))
     usage += judged.usage
     errors = judged.errors
