@@ -114,7 +114,10 @@ def _user_error(exc: Exception) -> tuple[str, int] | None:
     from yzos_jobs.config import ConfigError
     from yzos_jobs.db.connection import DatabaseUnavailable
     from yzos_jobs.db.schema_state import RevisionRefused, SchemaNotReady
+    from yzos_jobs.shipped import ShippedFileMissing
 
+    if isinstance(exc, ShippedFileMissing):
+        return str(exc), EXIT_FAILURE
     if isinstance(exc, ConfigError):
         return f"config: {exc}", EXIT_USAGE
     if isinstance(exc, DatabaseUnavailable | SchemaNotReady):
@@ -191,6 +194,39 @@ def db_current(app: AppContext) -> None:
     click.echo(f"{describe_url(app.engine)}: {current or 'base'} (head {head}, {state})")
 
 
+@cli.command("config")
+@click.option(
+    "--init", "init", is_flag=True, help="Write a commented config.toml (never over a file)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
+@pass_app
+def config_cmd(app: AppContext, init: bool, as_json: bool) -> None:
+    """Print the effective settings and where each came from (default, file or environment);
+    the API key is never shown. --init writes a commented config.toml (to --config's path, else
+    ./config.toml) listing every key with its default and range."""
+    from yzos_jobs import config_report
+    from yzos_jobs.config import DEFAULT_CONFIG_FILE
+
+    if init:
+        target = Path(app.config_path or DEFAULT_CONFIG_FILE)
+        try:
+            config_report.write_template(target)
+        except (config_report.ConfigExists, OSError) as exc:
+            message = str(exc) if isinstance(exc, config_report.ConfigExists) else _os_error(exc)
+            _fail(click.get_current_context(), f"config --init: {message}", EXIT_FAILURE)
+            return
+        click.echo(f"wrote {target}")
+        return
+    rows = config_report.effective(app.config_path)
+    click.echo(
+        json.dumps(rows, indent=2, ensure_ascii=False) if as_json else config_report.render(rows)
+    )
+
+
+def _os_error(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+
+
 @cli.command("classify")
 @click.argument("text")
 @click.option("--kind", type=click.Choice(["person", "project", "task"]), help="Suggested kind.")
@@ -231,14 +267,20 @@ def classify_cmd(
 
 
 @cli.command("eval")
-@click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "dataset", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-cache", is_flag=True, help="Ignore the verdict cache (measure the model).")
 @pass_app
-def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> None:
-    """Score the configured classifier on a labelled JSONL set (precision/recall per kind)."""
+def eval_cmd(app: AppContext, dataset: Path | None, as_json: bool, no_cache: bool) -> None:
+    """Score the configured classifier on a labelled JSONL set (precision/recall per kind).
+    DATASET: default the labelled cases shipped with the package."""
     from yzos_jobs.entity.evaluation import evaluate, render_report
     from yzos_jobs.runtime import build_classifier
+    from yzos_jobs.shipped import eval_set
+
+    dataset = dataset or eval_set()
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
     try:
