@@ -113,9 +113,14 @@ class JobsSettings(_Section):
     entity_purge_v06: EntityPurgeSettings = EntityPurgeSettings()
 
 
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
 class LoggingSettings(_Section):
     format: Literal["auto", "json", "console"] = "auto"
-    level: Literal["debug", "info", "warning", "error"] = "info"
+    # None: "warning" for one-shot commands (their result is their output), "info" for the
+    # daemon (one line per run that did something). -v/--verbose asks for more either way.
+    level: LogLevel | None = None
 
 
 class NoiseFilterSettings(_Section):

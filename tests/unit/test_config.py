@@ -27,8 +27,8 @@ def test_shipped_config_lists_every_key_with_its_default() -> None:
 
     shipped = tomllib.loads((REPO / "config.toml").read_text())
     defaults = Settings().model_dump()
-    # auto_migrate is documented commented out: its default is "unset".
-    assert _keys(shipped) | {"database.auto_migrate"} == _keys(defaults)
+    # auto_migrate and the log level are documented commented out: their default is "unset".
+    assert _keys(shipped) | {"database.auto_migrate", "logging.level"} == _keys(defaults)
     assert load_settings(REPO / "config.toml", env={}).model_dump() == defaults
 
 
