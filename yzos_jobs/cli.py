@@ -515,7 +515,8 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
 @cli.command("run")
 @pass_app
 def run_cmd(app: AppContext) -> None:
-    """Run the daemon: entity_promote every interval_s, entity_purge_v06 every interval_h."""
+    """Run the daemon: entity_promote every interval_s, entity_purge_v06 every interval_h,
+    import_sources (the [sources] section) every sources.interval_s."""
     from yzos_jobs.daemon import run_daemon
 
     raise SystemExit(run_daemon(_job_context(app, log_level="info")))

@@ -148,6 +148,22 @@ class ImportersSettings(_Section):
     max_field_chars: int = Field(default=4000, ge=16, le=1_000_000)
 
 
+class SourcesSettings(_Section):
+    """Where the daemon's import_sources job looks for activity, every `interval_s`."""
+
+    # Claude Code transcript directories (`~` is the user's home); one that does not exist is
+    # passed over, so the default costs nothing where Claude Code is not installed.
+    claude_code: tuple[str, ...] = Field(default=("~/.claude/projects",), strict=False)
+    # Roots searched for .aider.chat.history.md files, `aider_max_depth` directories deep.
+    aider: tuple[str, ...] = Field(default=(), strict=False)
+    # JSONL files, or directories whose *.jsonl files are read.
+    jsonl: tuple[str, ...] = Field(default=(), strict=False)
+    # The platform's application folders (app names and categories for the judge).
+    apps: bool = True
+    interval_s: int = Field(default=60, ge=1, le=DAY_S)
+    aider_max_depth: int = Field(default=6, ge=1, le=64)
+
+
 class Settings(_Section):
     database: DatabaseSettings = DatabaseSettings()
     llm: LlmSettings = LlmSettings()
@@ -157,6 +173,7 @@ class Settings(_Section):
     importers: ImportersSettings = ImportersSettings()
     triage: TriageSettings = TriageSettings()
     decisions: DecisionsSettings = DecisionsSettings()
+    sources: SourcesSettings = SourcesSettings()
     source: str = Field(default="<defaults>", exclude=True)
 
     def llm_api_key(self) -> str | None:

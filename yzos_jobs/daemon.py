@@ -1,4 +1,5 @@
-"""`yzos-jobs run`: the daemon. APScheduler 3 BlockingScheduler with the in-memory job store.
+"""`yzos-jobs run`: the daemon. APScheduler 3 BlockingScheduler with the in-memory job store:
+entity_promote, entity_purge_v06 and import_sources (what [sources] names).
 
 Correctness across daemons lives in the database, never here: candidates are claimed with leases,
 each purge slot is one job_runs row. This process only decides when to try.
@@ -82,6 +83,25 @@ class Daemon:
         with self.active:
             run_job(self.ctx, "entity_purge_v06", slots.interval_slot(utcnow(), interval))
 
+    def sources_tick(self) -> None:
+        if self.ctx.stop.is_set():
+            return
+        with self.active:
+            slot = slots.private_slot("run", self.ctx.owner, utcnow())
+            run_job(self.ctx, "import_sources", slot)
+
+    def _schedule_sources(self) -> None:
+        """import_sources: what [sources] names, imported as it changes; first at start."""
+        interval = self.ctx.settings.sources.interval_s
+        self.scheduler.add_job(
+            self.sources_tick,
+            IntervalTrigger(seconds=interval, timezone="UTC"),
+            id="import_sources",
+            name="import_sources",
+            misfire_grace_time=max(1, interval),
+            next_run_time=utcnow(),
+        )
+
     def _schedule(self) -> None:
         jobs = self.ctx.settings.jobs
         now = utcnow()
@@ -111,6 +131,7 @@ class Daemon:
         )
         if purge.run_at_start:
             self.scheduler.add_job(self.purge_tick, id="entity_purge_v06_start", next_run_time=now)
+        self._schedule_sources()
 
     def _listen(self) -> None:
         def on_event(event: Any) -> None:
@@ -150,6 +171,7 @@ class Daemon:
             owner=self.ctx.owner,
             promote_every_s=jobs.entity_promote.interval_s,
             purge_every_h=jobs.entity_purge_v06.interval_h,
+            import_every_s=self.ctx.settings.sources.interval_s,
             llm_backend=self.ctx.settings.llm.backend,
         )
         self.scheduler.start()

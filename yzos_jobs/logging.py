@@ -126,8 +126,12 @@ def nonzero(stats: dict[str, Any]) -> dict[str, Any]:
 
 
 def did_something(stats: dict[str, Any]) -> bool:
-    """Whether a run's counters show any work (its duration aside)."""
-    return any(key not in TIMING_FIELDS for key in nonzero(stats))
+    """Whether a run's own counters show any work (its duration aside; a nested table holds
+    details, such as what each source of an import holds)."""
+    return any(
+        key not in TIMING_FIELDS and not isinstance(value, dict)
+        for key, value in nonzero(stats).items()
+    )
 
 
 def run_fields(stats: dict[str, Any]) -> dict[str, Any]:

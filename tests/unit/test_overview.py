@@ -15,7 +15,9 @@ from yzos_jobs.db.models import Base
 
 
 @pytest.mark.parametrize(
-    "light", [overview.CANDIDATES, overview.ENTITIES, overview.JOB_RUNS], ids=lambda t: t.name
+    "light",
+    [overview.CANDIDATES, overview.ENTITIES, overview.JOB_RUNS, overview.IMPORTER_FILES],
+    ids=lambda t: t.name,
 )
 def test_each_column_read_is_a_column_of_the_model(light: Table) -> None:
     model = Base.metadata.tables[light.name]

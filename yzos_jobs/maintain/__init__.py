@@ -2,6 +2,6 @@
 promote candidates, re-judge entities every 6 hours — and their run bookkeeping."""
 
 # The jobs by name (maintain/jobs.py maps each to its function), and earlier names still taken.
-JOB_NAMES = ("entity_promote", "entity_purge_v06")
+JOB_NAMES = ("entity_promote", "entity_purge_v06", "import_sources")
 # The purge's name before it re-judged with the classifier; runs and is recorded as the same job.
 JOB_ALIASES = {"entity_purge": "entity_purge_v06"}
