@@ -80,6 +80,7 @@ def write_template(target: Path) -> None:
     """Write the commented config.toml (every key at its default, with its range) to `target`;
     refuse if anything is there."""
     text = config_template().read_text(encoding="utf-8")
+    target.parent.mkdir(parents=True, exist_ok=True)
     try:
         with open(target, "x", encoding="utf-8") as fh:
             fh.write(text)
