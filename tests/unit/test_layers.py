@@ -1,4 +1,4 @@
-"""Imports run one way (README, Layout): each package imports only the ones below it."""
+"""Imports run one way (docs/design.md, Layout): each package imports only the ones below it."""
 
 from __future__ import annotations
 
