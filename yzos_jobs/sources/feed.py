@@ -46,9 +46,9 @@ COUNTERS = (
     "errors",
     "missing_paths",
 )
-# What a run did, summed over the sources ("files": those read, not found unchanged).
+# What a run did, summed over the sources. Files read are not in it: a file whose last session
+# is still open is read on every run and yields nothing until the session closes.
 WORK = (
-    "files",
     "records",
     "sessions",
     "candidates",
@@ -77,9 +77,6 @@ def run_import_sources(ctx: JobContext) -> dict[str, Any]:
     # The run's own counters say what it did (an idle run has none); what each source holds
     # (files unchanged, sessions still open) is in its table, which status shows.
     totals = {k: sum(s.get(k, 0) for s in per_source.values()) for k in WORK}
-    totals["files"] = sum(
-        s.get("files", 0) - s.get("files_unchanged", 0) for s in per_source.values()
-    )
     return {
         **totals,
         "sources": per_source,
