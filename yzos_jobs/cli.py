@@ -156,6 +156,7 @@ def _fail(ctx: click.Context, message: str, code: int) -> None:
     "-v",
     "--verbose",
     count=True,
+    envvar="YZOS_VERBOSE",
     help="Log more on stderr: -v info, -vv debug (default: warnings; the daemon logs info).",
 )
 @click.option(
