@@ -63,6 +63,7 @@ class Daemon:
         self.ctx = ctx
         self.active = _Active()
         self.signals = 0
+        self.stopped_by: str | None = None  # the signal that asked the daemon to stop
         self.scheduler = BlockingScheduler(
             timezone="UTC",
             job_defaults={"coalesce": True, "max_instances": 1},
@@ -151,12 +152,15 @@ class Daemon:
         )
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        # No logger here: the handler runs in the main thread, which may be inside a log call
+        # holding the log stream's lock (a second signal during "daemon stopped" hung forever).
         self.signals += 1
         name = signal.Signals(signum).name
         if self.signals > 1:
-            log.warning("second signal: exiting now; leases cover the batch in hand", signal=name)
+            message = f"yzos-jobs: second {name}: exiting now; leases cover the batch in hand\n"
+            os.write(2, message.encode())
             os._exit(128 + signum)
-        log.info("stopping: finishing the batch in hand", signal=name)
+        self.stopped_by = name
         self.ctx.stop.set()
         self.scheduler.shutdown(wait=False)
 
@@ -175,6 +179,8 @@ class Daemon:
             llm_backend=self.ctx.settings.llm.backend,
         )
         self.scheduler.start()
+        if self.stopped_by is not None:
+            log.info("stopping: finishing the batch in hand", signal=self.stopped_by)
         self.active.wait_idle()
         log.info("daemon stopped", owner=self.ctx.owner)
         return 0

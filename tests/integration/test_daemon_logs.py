@@ -71,3 +71,26 @@ def test_json_lines_carry_every_counter(db_url: str, tmp_path: Path) -> None:
         0,
     )
     assert run["slot"].startswith("run:") and run["owner"]
+
+
+def test_a_second_signal_exits_at_once_whatever_the_daemon_was_printing(
+    db_url: str, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+
+    ctx = make_ctx(db_url)
+    config = write_config(tmp_path / "c.toml", None, **{"jobs.entity_promote": {"interval_s": 1}})
+    daemon = start_daemon(db_url, config)
+    wait_for(lambda: _promote_runs(ctx) >= 1, 60, "the daemon's first run")
+    daemon.send_signal(signal.SIGTERM)
+    daemon.send_signal(signal.SIGTERM)
+    try:
+        _, err = daemon.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        raise AssertionError("the daemon hung after two signals") from None
+    # Stopped by the first (0), exited on the second (143), or the second came as the
+    # interpreter finished, its handlers gone (-15): never a hang.
+    assert daemon.returncode in (0, 128 + signal.SIGTERM, -signal.SIGTERM), err[-3000:]
+    assert "Traceback" not in err
