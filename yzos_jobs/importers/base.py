@@ -186,10 +186,6 @@ class FileImporter:
                     "not promote wait for entity_promote"
                 )
 
-    def expand(self, paths: list[Path]) -> list[Path]:
-        """The files `paths` name (see `_expand`)."""
-        return self._expand(paths)
-
     def import_each(self, files: list[Path]) -> None:
         for path in files:
             self.stats.files += 1

@@ -50,8 +50,9 @@ def expand_paths(configured: Iterable[str]) -> tuple[list[Path], list[Path]]:
     return found, missing
 
 
-def _virtual_env(path: Path, files: list[str]) -> bool:
-    return "pyvenv.cfg" in files or (path / "pyvenv.cfg").is_file()
+def _virtual_env(path: Path) -> bool:
+    """A Python virtual environment, whatever its name (`env`, `.direnv/python-3.11`, …)."""
+    return (path / "pyvenv.cfg").is_file()
 
 
 def aider_histories(roots: Iterable[Path], max_depth: int, on_error: OnError) -> list[Path]:
@@ -70,7 +71,7 @@ def aider_histories(roots: Iterable[Path], max_depth: int, on_error: OnError) ->
             subdirs[:] = (
                 []
                 if depth >= max_depth
-                else [d for d in subdirs if d not in NOT_ENTERED and not _virtual_env(here / d, [])]
+                else [d for d in subdirs if d not in NOT_ENTERED and not _virtual_env(here / d)]
             )
     return sorted(found)
 
