@@ -43,6 +43,9 @@ class AppContext:
     """What every command needs, built once per invocation and only when asked for."""
 
     config_path: str | None
+    # -v/--verbose given this many times; --log-format (None: the settings' format).
+    verbose: int = 0
+    log_format: str | None = None
     _engine: Engine | None = field(default=None, init=False)
 
     @cached_property
@@ -51,11 +54,18 @@ class AppContext:
 
         return load_settings(self.config_path)
 
-    def logging(self) -> None:
-        """Configure structured logging, for the commands that log (jobs, imports, scans)."""
+    def logging(self, default_level: str = "warning") -> None:
+        """Configure structured logging, for the commands that log (jobs, imports, scans): to
+        stderr, at warning unless -v or [logging] level asks for more (`default_level`: the
+        daemon's is info)."""
         from yzos_jobs.logging import configure_logging
 
-        configure_logging(self.settings.logging)
+        configure_logging(
+            self.settings.logging,
+            verbose=self.verbose,
+            default_level=default_level,
+            log_format=self.log_format,
+        )
 
     @property
     def engine(self) -> Engine:
@@ -116,7 +126,10 @@ def _user_error(exc: Exception) -> tuple[str, int] | None:
     from yzos_jobs.config import ConfigError
     from yzos_jobs.db.connection import DatabaseUnavailable
     from yzos_jobs.db.schema_state import RevisionRefused, SchemaNotReady
+    from yzos_jobs.shipped import ShippedFileMissing
 
+    if isinstance(exc, ShippedFileMissing):
+        return str(exc), EXIT_FAILURE
     if isinstance(exc, ConfigError):
         return f"config: {exc}", EXIT_USAGE
     if isinstance(exc, DatabaseUnavailable | SchemaNotReady):
@@ -141,11 +154,24 @@ def _fail(ctx: click.Context, message: str, code: int) -> NoReturn:
     type=click.Path(readable=False),  # load_settings reports any unusable path in one line
     help="config.toml to read (env YZOS_CONFIG; default ./config.toml if present).",
 )
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    envvar="YZOS_VERBOSE",
+    help="Log more on stderr: -v info, -vv debug (default: warnings; the daemon logs info).",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["auto", "console", "json"]),
+    envvar="YZOS_LOG_FORMAT",
+    help="Log lines for a person (console) or a machine (json); auto: console on a terminal.",
+)
 @click.version_option(package_name="yzos-jobs")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, verbose: int, log_format: str | None) -> None:
     """Scheduled jobs that keep a knowledge base of real work entities clean."""
-    ctx.obj = AppContext(config_path)
+    ctx.obj = AppContext(config_path, verbose, log_format)
 
 
 pass_app = click.make_pass_decorator(AppContext)
@@ -193,6 +219,39 @@ def db_current(app: AppContext) -> None:
     click.echo(f"{describe_url(app.engine)}: {current or 'base'} (head {head}, {state})")
 
 
+@cli.command("config")
+@click.option(
+    "--init", "init", is_flag=True, help="Write a commented config.toml (never over a file)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the settings as JSON.")
+@pass_app
+def config_cmd(app: AppContext, init: bool, as_json: bool) -> None:
+    """Print the effective settings and where each came from (default, file or environment);
+    the API key is never shown. --init writes a commented config.toml (to --config's path, else
+    ./config.toml) listing every key with its default and range."""
+    from yzos_jobs import config_report
+    from yzos_jobs.config import DEFAULT_CONFIG_FILE
+
+    if init:
+        target = Path(app.config_path or DEFAULT_CONFIG_FILE)
+        try:
+            config_report.write_template(target)
+        except (config_report.ConfigExists, OSError) as exc:
+            message = str(exc) if isinstance(exc, config_report.ConfigExists) else _os_error(exc)
+            _fail(click.get_current_context(), f"config --init: {message}", EXIT_FAILURE)
+            return
+        click.echo(f"wrote {target}")
+        return
+    rows = config_report.effective(app.config_path)
+    click.echo(
+        json.dumps(rows, indent=2, ensure_ascii=False) if as_json else config_report.render(rows)
+    )
+
+
+def _os_error(exc: OSError) -> str:
+    return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)
+
+
 @cli.command("classify")
 @click.argument("text")
 @click.option("--kind", type=click.Choice(["person", "project", "task"]), help="Suggested kind.")
@@ -233,14 +292,20 @@ def classify_cmd(
 
 
 @cli.command("eval")
-@click.argument("dataset", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "dataset", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--no-cache", is_flag=True, help="Ignore the verdict cache (measure the model).")
 @pass_app
-def eval_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: bool) -> None:
-    """Score the configured classifier on a labelled JSONL set (precision/recall per kind)."""
+def eval_cmd(app: AppContext, dataset: Path | None, as_json: bool, no_cache: bool) -> None:
+    """Score the configured classifier on a labelled JSONL set (precision/recall per kind).
+    DATASET: default the labelled cases shipped with the package."""
     from yzos_jobs.entity.evaluation import evaluate, render_report
     from yzos_jobs.runtime import build_classifier
+    from yzos_jobs.shipped import eval_set
+
+    dataset = dataset or eval_set()
 
     classifier = build_classifier(app.settings, app.session_factory, use_cache=not no_cache)
     report = _read_dataset(dataset, lambda: evaluate(classifier, dataset))
@@ -295,11 +360,11 @@ def eval_triage_cmd(app: AppContext, dataset: Path, as_json: bool, no_cache: boo
     _print_score(report, as_json, render_triage_report(report), report.sessions)
 
 
-def _job_context(app: AppContext) -> JobContext:
+def _job_context(app: AppContext, log_level: str = "warning") -> JobContext:
     from yzos_jobs.jobcontext import JobContext
     from yzos_jobs.runtime import build_classifier
 
-    app.logging()
+    app.logging(log_level)
     return JobContext(
         settings=app.settings,
         sessions=app.session_factory,
@@ -315,11 +380,13 @@ def _job_context(app: AppContext) -> JobContext:
 def once_cmd(app: AppContext, job: str, as_json: bool, force: bool) -> None:
     """Run one job now, in a slot of its own, and print its counts. A paused job exits 3
     without running unless --force."""
+    from yzos_jobs.logging import logs_as_json
     from yzos_jobs.maintain.runner import run_job
     from yzos_jobs.progress import progress_bar, render_counts
 
-    with progress_bar(job) as bar:
-        ctx = replace(_job_context(app), progress=bar.advance, total=bar.set_total)
+    base = _job_context(app)
+    with progress_bar(job, enabled=not logs_as_json()) as bar:
+        ctx = replace(base, progress=bar.advance, total=bar.set_total)
         result = run_job(ctx, job, force=force)
     if result.status == "paused":
         _say_paused(result.job, result.stats, as_json)
@@ -350,15 +417,21 @@ IMPORT_COUNTS = (
     "skipped",
     "errors",
 )
+MAX_LINES_SHOWN = 20
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 
 
-def _run_import(app: AppContext, importer_cls: type, paths: list[Path], label: str) -> None:
+def _run_import(
+    app: AppContext, importer_cls: type, paths: list[Path], label: str, as_json: bool
+) -> None:
     from yzos_jobs.importers.records import ImportPathError
-    from yzos_jobs.progress import progress_bar
+    from yzos_jobs.logging import logs_as_json
+    from yzos_jobs.progress import counters_text, progress_bar
 
     ctx = _job_context(app)
     files = [p for p in paths if p.is_file()]
-    with progress_bar(label) as bar:
+    with progress_bar(label, enabled=not logs_as_json()) as bar:
         if files and len(files) == len(paths):
             bar.set_total(sum(p.stat().st_size for p in files))
         importer = importer_cls(ctx, progress=bar.advance)
@@ -367,14 +440,17 @@ def _run_import(app: AppContext, importer_cls: type, paths: list[Path], label: s
         except ImportPathError as exc:
             _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
             return
-    for message in stats.error_messages[:20]:
+    for message in stats.error_messages[:MAX_LINES_SHOWN]:
         click.echo(f"skipped {message}", err=True)
-    if stats.errors > 20:
-        click.echo(f"… and {stats.errors - 20} more skipped records", err=True)
+    if stats.errors > MAX_LINES_SHOWN:
+        click.echo(f"… and {stats.errors - MAX_LINES_SHOWN} more skipped records", err=True)
     counts = stats.counts()
-    click.echo(f"{label}: " + "  ".join(f"{k} {counts[k]}" for k in IMPORT_COUNTS))
-    for note in stats.notes[:20]:
-        click.echo(f"note: {note}")
+    if as_json:
+        click.echo(json.dumps({"importer": label, **counts, "notes": stats.notes}))
+    else:
+        click.echo(f"{label}: {counters_text(counts, IMPORT_COUNTS)}")
+        for note in stats.notes[:MAX_LINES_SHOWN]:
+            click.echo(f"note: {note}")
     _log().info("import finished", importer=label, **counts)
 
 
@@ -385,32 +461,35 @@ def import_group() -> None:
 
 @import_group.command("aider")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@json_option
 @pass_app
-def import_aider(app: AppContext, paths: tuple[Path, ...]) -> None:
+def import_aider(app: AppContext, paths: tuple[Path, ...], as_json: bool) -> None:
     """Import .aider.chat.history.md files (PATH: a file, or a directory to search)."""
     from yzos_jobs.importers.aider import AiderImporter
 
-    _run_import(app, AiderImporter, list(paths), "aider")
+    _run_import(app, AiderImporter, list(paths), "aider", as_json)
 
 
 @import_group.command("jsonl")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@json_option
 @pass_app
-def import_jsonl(app: AppContext, paths: tuple[Path, ...]) -> None:
+def import_jsonl(app: AppContext, paths: tuple[Path, ...], as_json: bool) -> None:
     """Import generic JSONL records: candidate, app, triage, session_end."""
     from yzos_jobs.importers.jsonl import JsonlImporter
 
-    _run_import(app, JsonlImporter, list(paths), "jsonl")
+    _run_import(app, JsonlImporter, list(paths), "jsonl", as_json)
 
 
 @import_group.command("claude-code")
 @click.argument("directory", required=False, type=click.Path(path_type=Path))
+@json_option
 @pass_app
-def import_claude_code(app: AppContext, directory: Path | None) -> None:
+def import_claude_code(app: AppContext, directory: Path | None, as_json: bool) -> None:
     """Import Claude Code session transcripts (default ~/.claude/projects)."""
     from yzos_jobs.importers.claude_code import ClaudeCodeImporter, default_dir
 
-    _run_import(app, ClaudeCodeImporter, [directory or default_dir()], "claude-code")
+    _run_import(app, ClaudeCodeImporter, [directory or default_dir()], "claude-code", as_json)
 
 
 @cli.group("apps")
@@ -452,10 +531,11 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
 @cli.command("run")
 @pass_app
 def run_cmd(app: AppContext) -> None:
-    """Run the daemon: entity_promote every interval_s, entity_purge_v06 every interval_h."""
+    """Run the daemon: entity_promote every interval_s, entity_purge_v06 every interval_h,
+    import_sources (the [sources] section) every sources.interval_s."""
     from yzos_jobs.daemon import run_daemon
 
-    raise SystemExit(run_daemon(_job_context(app)))
+    raise SystemExit(run_daemon(_job_context(app, log_level="info")))
 
 
 @cli.command("status")

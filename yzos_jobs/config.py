@@ -129,9 +129,14 @@ class JobsSettings(_Section):
     entity_purge_v06: EntityPurgeSettings = EntityPurgeSettings()
 
 
+LogLevel = Literal["debug", "info", "warning", "error"]
+
+
 class LoggingSettings(_Section):
     format: Literal["auto", "json", "console"] = "auto"
-    level: Literal["debug", "info", "warning", "error"] = "info"
+    # None: "warning" for one-shot commands (their result is their output), "info" for the
+    # daemon (one line per run that did something). -v/--verbose asks for more either way.
+    level: LogLevel | None = None
 
 
 class NoiseFilterSettings(_Section):
@@ -171,6 +176,22 @@ class RetentionSettings(_Section):
     job_runs_days: int = Field(default=0, ge=0, le=36500)
 
 
+class SourcesSettings(_Section):
+    """Where the daemon's import_sources job looks for activity, every `interval_s`."""
+
+    # Claude Code transcript directories (`~` is the user's home); one that does not exist is
+    # passed over, so the default costs nothing where Claude Code is not installed.
+    claude_code: tuple[str, ...] = Field(default=("~/.claude/projects",), strict=False)
+    # Roots searched for .aider.chat.history.md files, `aider_max_depth` directories deep.
+    aider: tuple[str, ...] = Field(default=(), strict=False)
+    # JSONL files, or directories whose *.jsonl files are read.
+    jsonl: tuple[str, ...] = Field(default=(), strict=False)
+    # The platform's application folders (app names and categories for the judge).
+    apps: bool = True
+    interval_s: int = Field(default=60, ge=1, le=DAY_S)
+    aider_max_depth: int = Field(default=6, ge=1, le=64)
+
+
 class Settings(_Section):
     database: DatabaseSettings = DatabaseSettings()
     llm: LlmSettings = LlmSettings()
@@ -182,6 +203,7 @@ class Settings(_Section):
     decisions: DecisionsSettings = DecisionsSettings()
     daemon: DaemonSettings = DaemonSettings()
     retention: RetentionSettings = RetentionSettings()
+    sources: SourcesSettings = SourcesSettings()
     source: str = Field(default="<defaults>", exclude=True)
 
     def llm_api_key(self) -> str | None:
@@ -345,15 +367,9 @@ def load_settings(
     """Build the settings from a TOML file (explicit path, YZOS_CONFIG, or ./config.toml if it
     exists) and the environment overrides."""
     env = dict(os.environ) if env is None else env
-    explicit = path if path is not None else env.get("YZOS_CONFIG")
-    data: dict[str, object] = {}
-    source = "<defaults>"
-    if explicit:
-        data = _read_toml(Path(explicit))
-        source = str(explicit)
-    elif Path(DEFAULT_CONFIG_FILE).exists():  # a FIFO or directory there is reported, not skipped
-        data = _read_toml(Path(DEFAULT_CONFIG_FILE))
-        source = DEFAULT_CONFIG_FILE
+    file = config_file(path, env)
+    data: dict[str, object] = _read_toml(file) if file is not None else {}
+    source = str(file) if file is not None else "<defaults>"
     for var, (section, key) in _ENV_OVERRIDES.items():
         if env.get(var):
             section_data = data.setdefault(section, {})
@@ -369,3 +385,43 @@ def load_settings(
     url_source = "YZOS_DATABASE_URL" if env.get("YZOS_DATABASE_URL") else source
     _check_database_url(url_source, settings.database.url)
     return settings
+
+
+def config_file(
+    path: str | os.PathLike[str] | None, env: dict[str, str] | None = None
+) -> Path | None:
+    """The config file settings are read from: the explicit path, else YZOS_CONFIG, else
+    ./config.toml if something is there (a FIFO or directory there is reported, not skipped);
+    None: the documented defaults."""
+    env = dict(os.environ) if env is None else env
+    explicit = path if path is not None else env.get("YZOS_CONFIG")
+    if explicit:
+        return Path(explicit)
+    return Path(DEFAULT_CONFIG_FILE) if Path(DEFAULT_CONFIG_FILE).exists() else None
+
+
+def _flatten(data: dict[str, object], prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def setting_origins(
+    path: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None
+) -> tuple[Settings, dict[str, str]]:
+    """The effective settings and, per dotted key, where its value came from: "default",
+    "file PATH" or "env VARIABLE" (an override)."""
+    env = dict(os.environ) if env is None else env
+    settings = load_settings(path, env)
+    file = config_file(path, env)
+    in_file = set(_flatten(_read_toml(file))) if file is not None else set()
+    from_env = {f"{s}.{k}": f"env {var}" for var, (s, k) in _ENV_OVERRIDES.items() if env.get(var)}
+    origins = {
+        key: from_env.get(key) or (f"file {file}" if key in in_file else "default")
+        for key in _flatten(settings.model_dump())
+    }
+    return settings, origins

@@ -1,4 +1,5 @@
-"""`yzos-jobs run`: the daemon. APScheduler 3 BlockingScheduler with the in-memory job store.
+"""`yzos-jobs run`: the daemon. APScheduler 3 BlockingScheduler with the in-memory job store:
+entity_promote, entity_purge_v06 and import_sources (what [sources] names).
 
 Correctness across daemons lives in the database, never here: candidates are claimed with leases,
 each purge slot is one job_runs row. This process only decides when to try.
@@ -66,6 +67,7 @@ class Daemon:
         self.operations = Operations(ctx)
         self.active = _Active()
         self.signals = 0
+        self.stopped_by: str | None = None  # the signal that asked the daemon to stop
         self.scheduler = BlockingScheduler(
             timezone="UTC",
             job_defaults={"coalesce": True, "max_instances": 1},
@@ -107,6 +109,25 @@ class Daemon:
         )
         self.scheduler.add_job(self.prune_tick, id="prune_start", next_run_time=utcnow())
 
+    def sources_tick(self) -> None:
+        if self.ctx.stop.is_set():
+            return
+        with self.active:
+            slot = slots.private_slot("run", self.ctx.owner, utcnow())
+            self.operations.observe(run_job(self.ctx, "import_sources", slot))
+
+    def _schedule_sources(self) -> None:
+        """import_sources: what [sources] names, imported as it changes; first at start."""
+        interval = self.ctx.settings.sources.interval_s
+        self.scheduler.add_job(
+            self.sources_tick,
+            IntervalTrigger(seconds=interval, timezone="UTC"),
+            id="import_sources",
+            name="import_sources",
+            misfire_grace_time=max(1, interval),
+            next_run_time=utcnow(),
+        )
+
     def _schedule(self) -> None:
         jobs = self.ctx.settings.jobs
         now = utcnow()
@@ -136,6 +157,7 @@ class Daemon:
         )
         if purge.run_at_start:
             self.scheduler.add_job(self.purge_tick, id="entity_purge_v06_start", next_run_time=now)
+        self._schedule_sources()
 
     def _listen(self) -> None:
         def on_event(event: Any) -> None:
@@ -155,12 +177,15 @@ class Daemon:
         )
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        # No logger here: the handler runs in the main thread, which may be inside a log call
+        # holding the log stream's lock (a second signal during "daemon stopped" hung forever).
         self.signals += 1
         name = signal.Signals(signum).name
         if self.signals > 1:
-            log.warning("second signal: exiting now; leases cover the batch in hand", signal=name)
+            message = f"yzos-jobs: second {name}: exiting now; leases cover the batch in hand\n"
+            os.write(2, message.encode())
             os._exit(128 + signum)
-        log.info("stopping: finishing the batch in hand", signal=name)
+        self.stopped_by = name
         self.ctx.stop.set()
         self.scheduler.shutdown(wait=False)
 
@@ -180,10 +205,13 @@ class Daemon:
             owner=self.ctx.owner,
             promote_every_s=jobs.entity_promote.interval_s,
             purge_every_h=jobs.entity_purge_v06.interval_h,
+            import_every_s=self.ctx.settings.sources.interval_s,
             llm_backend=self.ctx.settings.llm.backend,
         )
         try:
             self.scheduler.start()
+            if self.stopped_by is not None:
+                log.info("stopping: finishing the batch in hand", signal=self.stopped_by)
             self.active.wait_idle()
         finally:
             self.operations.stop()

@@ -36,18 +36,52 @@ class _MaskUrlCredentials(logging.Filter):
         return True
 
 
-def configure_logging(settings: LoggingSettings, stream: Any = None) -> None:
+LEVELS = ("debug", "info", "warning", "error")
+# What -v, -vv ask for.
+VERBOSE_LEVELS = ("info", "debug")
+
+_json_logs = False
+
+
+def effective_level(configured: str | None, verbose: int, default: str) -> str:
+    """The level logs are kept from: the configured one (else the command's default), or what
+    -v/--verbose asks for when that is more."""
+    base = configured or default
+    if verbose <= 0:
+        return base
+    asked = VERBOSE_LEVELS[min(verbose, len(VERBOSE_LEVELS)) - 1]
+    return min(base, asked, key=LEVELS.index)
+
+
+def logs_as_json() -> bool:
+    """Whether log lines are JSON (for machines: every field kept) rather than for a person."""
+    return _json_logs
+
+
+def configure_logging(
+    settings: LoggingSettings,
+    stream: Any = None,
+    *,
+    verbose: int = 0,
+    default_level: str = "warning",
+    log_format: str | None = None,
+) -> None:
+    """Logs go to `stream` (stderr) at the effective level; `log_format` (the command line's
+    --log-format) takes precedence over the settings' format."""
+    global _json_logs
     stream = stream or sys.stderr
-    fmt = settings.format
+    fmt = log_format or settings.format
     tty = bool(getattr(stream, "isatty", lambda: False)())
     if fmt == "auto":
         fmt = "console" if tty else "json"
+    _json_logs = fmt == "json"
     renderer: Any = (
         structlog.dev.ConsoleRenderer(colors=tty)
         if fmt == "console"
         else structlog.processors.JSONRenderer()
     )
-    level = getattr(logging, settings.level.upper())
+    chosen = effective_level(settings.level, verbose, default_level)
+    level = getattr(logging, chosen.upper())
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -73,3 +107,34 @@ def _noop(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:
     return structlog.get_logger(name)
+
+
+# Fields of a run's stats that say how long it took, not what it did.
+TIMING_FIELDS = frozenset({"seconds"})
+
+
+def nonzero(stats: dict[str, Any]) -> dict[str, Any]:
+    """The counters that say something: non-zero numbers, true flags, non-empty text; a nested
+    table keeps its own non-zero counters, and goes when none is left."""
+    kept: dict[str, Any] = {}
+    for key, value in stats.items():
+        if isinstance(value, dict):
+            value = nonzero(value)
+        if value:  # 0, 0.0, False, "", None, {} say nothing
+            kept[key] = value
+    return kept
+
+
+def did_something(stats: dict[str, Any]) -> bool:
+    """Whether a run's own counters show any work (its duration aside; a nested table holds
+    details, such as what each source of an import holds)."""
+    return any(
+        key not in TIMING_FIELDS and not isinstance(value, dict)
+        for key, value in nonzero(stats).items()
+    )
+
+
+def run_fields(stats: dict[str, Any]) -> dict[str, Any]:
+    """What a run's log line carries: every counter in JSON logs (for machines), the non-zero
+    ones for a person."""
+    return dict(stats) if logs_as_json() else nonzero(stats)

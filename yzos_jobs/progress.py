@@ -40,9 +40,11 @@ class _Bar:
 
 
 @contextmanager
-def progress_bar(label: str, stream: Any = None) -> Iterator[_Bar]:
+def progress_bar(label: str, stream: Any = None, *, enabled: bool = True) -> Iterator[_Bar]:
+    """A bar on a terminal; nothing when the stream is not one or the bar is not wanted (JSON
+    logs share the stream: their lines stay whole)."""
     stream = stream or sys.stderr
-    if not getattr(stream, "isatty", lambda: False)():
+    if not enabled or not getattr(stream, "isatty", lambda: False)():
         yield _Bar(None, label)
         return
     progress = Progress(
@@ -57,10 +59,29 @@ def progress_bar(label: str, stream: Any = None) -> Iterator[_Bar]:
         yield _Bar(progress, label)
 
 
+def counters_text(stats: dict[str, Any], order: tuple[str, ...] = COUNT_ORDER) -> str:
+    """The non-zero counters of `stats` as `name value` pairs, those in `order` first, nested
+    tables (a job's per-source counts) left to a table of their own; "nothing" if none."""
+    shown = {
+        k: v for k, v in stats.items() if v and not isinstance(v, dict) and k not in ("seconds",)
+    }
+    keys = [k for k in order if k in shown] + [k for k in shown if k not in order]
+    parts = [_counter(k, shown[k]) for k in keys]
+    if stats.get("seconds") is not None:
+        parts.append(f"{stats['seconds']:.2f} s")
+    return "  ".join(parts) if keys else "  ".join(["nothing to do", *parts])
+
+
+def _counter(key: str, value: Any) -> str:
+    if value is True:
+        return key  # a flag: "stopped"
+    if isinstance(value, str):
+        return value  # a reason: "dry_run: no model to re-judge with"
+    return f"{key} {value}"
+
+
 def render_counts(result: Any) -> str:
-    stats = result.stats
-    shown = [f"{k} {stats[k]}" for k in COUNT_ORDER if k in stats]
     head = f"{result.job} {result.status}"
     if result.error:
         head += f": {result.error}"
-    return "  ".join([head, *shown])
+    return f"{head}  {counters_text(result.stats)}"

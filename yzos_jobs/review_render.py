@@ -90,6 +90,13 @@ def _emit_rich(sections: Iterable[Section], out: TextIO) -> None:
     console = Console(file=out, highlight=False)
     for section in sections:
         keyed = not section.headers  # a key/value block: no header, keys in bold
+        if not keyed:
+            kept = _columns_that_fit(section, console.width)
+            section = Section(
+                section.title,
+                [section.headers[i] for i in kept],
+                [[row[i] for i in kept] for row in section.rows],
+            )
         table = Table(
             title=section.title,
             title_justify="left",
@@ -100,10 +107,51 @@ def _emit_rich(sections: Iterable[Section], out: TextIO) -> None:
         width = len(section.headers) or (len(section.rows[0]) if section.rows else 0)
         for i in range(width):
             name = "" if keyed else section.headers[i]
-            table.add_column(name, overflow="fold", style="bold" if keyed and i == 0 else None)
+            table.add_column(
+                name, style="bold" if keyed and i == 0 else None, **_fit(name, i, keyed)
+            )
         for row in section.rows:
             table.add_row(*(Text(_cell(v, cap=False)) for v in row))
         console.print(table)
+
+
+# Columns of free text wrap at spaces; the others hold one token (a ref, a kind, a time) and are
+# never broken. No column folds inside a word: on a terminal too narrow for every column, the
+# least needed columns are left out (the plain and JSON forms always carry them all), and what
+# still cannot fit is cut with an ellipsis.
+WRAPPED_COLUMNS = frozenset({"name", "project", "summary", "reason", "detail", "id"})
+WRAPPED_MIN = 12
+LEFT_OUT_FIRST = ("first seen", "model", "id", "source", "sightings", "call site", "status")
+
+
+def _fit(header: str, index: int, keyed: bool) -> dict[str, Any]:
+    """How a rich column fits its terminal."""
+    if keyed:  # a key/value block: the key whole, the value wrapped
+        return {"no_wrap": index == 0, "overflow": "ellipsis"}
+    if header in WRAPPED_COLUMNS:
+        return {"overflow": "ellipsis", "min_width": min(WRAPPED_MIN, len(header))}
+    return {"no_wrap": True, "overflow": "ellipsis"}
+
+
+def _needed(section: Section, kept: Sequence[int]) -> int:
+    """Columns a table of the `kept` columns needs: whole tokens, wrapped text at its minimum,
+    one column of padding either side of each cell, and the separators."""
+    total = len(kept) + 1
+    for i in kept:
+        header = section.headers[i]
+        cells = [_width(_cell(row[i], cap=False)) for row in section.rows]
+        widest = max([_width(header), *cells])
+        total += 2 + (min(widest, WRAPPED_MIN) if header in WRAPPED_COLUMNS else widest)
+    return total
+
+
+def _columns_that_fit(section: Section, width: int) -> list[int]:
+    kept = list(range(len(section.headers)))
+    for name in LEFT_OUT_FIRST:
+        if _needed(section, kept) <= width:
+            break
+        kept = [i for i in kept if section.headers[i] != name]
+    return kept
 
 
 ENTITY_HEADERS = (

@@ -25,6 +25,8 @@ def _allowed_age(settings: Settings, job: str) -> timedelta:
         return timedelta(
             seconds=3 * settings.jobs.entity_promote.interval_s + settings.jobs.run_lease_s
         )
+    if job == "import_sources":
+        return timedelta(seconds=3 * settings.sources.interval_s + settings.jobs.run_lease_s)
     return timedelta(hours=2 * settings.jobs.entity_purge_v06.interval_h)
 
 
@@ -88,6 +90,7 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
             {"owner": owner, "last_run": at.isoformat()}
             for owner, at in overview.recent_owners(conn, now - RECENT)
         ],
+        "sources": sources_status(conn, settings),
         "problems": problems,
         **operations_status(conn, settings),
     }
@@ -133,6 +136,46 @@ def render_operations(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+# The sources of [sources], each the importer_files name of its importer.
+SOURCE_NAMES = ("claude_code", "aider", "jsonl", "apps")
+
+
+def sources_status(conn: Connection, settings: Settings) -> dict[str, Any]:
+    """Per source: whether [sources] names it, the files seen (on every host sharing the
+    database), when something was last imported from it, and the sessions the last
+    import_sources run found still open."""
+    files = overview.files_by_importer(conn)
+    last = next(iter(overview.recent_runs(conn, "import_sources", 1)), None)
+    per_source = ((last.stats or {}).get("sources") or {}) if last is not None else {}
+    configured = settings.sources
+    report: dict[str, Any] = {}
+    for name in SOURCE_NAMES:
+        seen, at = files.get(name, (0, None))
+        paths = configured.apps if name == "apps" else list(getattr(configured, name))
+        report[name] = {
+            "configured": paths,
+            "files_seen": seen,
+            "last_import": at.isoformat() if at else None,
+            "sessions_open": int((per_source.get(name) or {}).get("sessions_open", 0)),
+        }
+    return report
+
+
+def render_sources(sources: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, source in sources.items():
+        configured = source["configured"]
+        if not configured and not source["files_seen"]:
+            continue
+        at = source["last_import"]
+        when = at[:19].replace("T", " ") if at else "never"
+        lines.append(
+            f"source {name:<12} files {source['files_seen']}  last import {when}  "
+            f"sessions open {source['sessions_open']}"
+        )
+    return lines
+
+
 def render_status(report: dict[str, Any]) -> str:
     lines = []
     cands = report["candidates"]
@@ -166,7 +209,7 @@ def render_status(report: dict[str, Any]) -> str:
                 "completion_tokens",
                 "seconds",
             )
-            if k in stats
+            if stats.get(k)
         )
         flag = " OVERDUE" if job["overdue"] else ""
         lines.append(
@@ -176,6 +219,7 @@ def render_status(report: dict[str, Any]) -> str:
             lines.append(f"{'':<18} error: {job['error']}")
         if stats.get("budget_spent"):
             lines.append(f"{'':<18} stopped: {stats['budget_spent']}")
+    lines.extend(render_sources(report.get("sources", {})))
     owners = ", ".join(d["owner"] for d in report["daemons"]) or "none in the last 15 minutes"
     lines.append(f"daemons     {owners}")
     lines.extend(render_operations(report))

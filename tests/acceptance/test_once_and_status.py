@@ -38,14 +38,14 @@ def test_status_check_fails_after_a_failed_run_and_passes_after_a_good_one(
     assert run_cli("status", "--check", db_url=db_url, cwd=tmp_path).returncode == 0
 
 
-def test_once_prints_counts_and_logs_them(db_url: str, tmp_path: Path) -> None:
+def test_once_prints_its_counts_and_logs_them_when_asked(db_url: str, tmp_path: Path) -> None:
     add_candidates(
         make_ctx(db_url),
         {"raw_text": "Alpha"},
         {"raw_text": "alpha"},
         {"raw_text": "42"},  # structural junk: rejected even without a model
     )
-    result = run_cli("once", "entity_promote", db_url=db_url, cwd=tmp_path)
+    result = run_cli("-v", "once", "entity_promote", db_url=db_url, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("entity_promote succeeded  promoted 1  merged 1  rejected 1")
     logged = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]

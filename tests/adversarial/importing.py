@@ -20,7 +20,7 @@ from yzos_jobs.db.models import ActivitySession, EntityCandidate
 class Imported:
     returncode: int
     skipped: list[str]  # the "skipped …" lines on stderr, one per bad record or file
-    counts: dict[str, int]  # the summary line on stdout
+    counts: dict[str, int]  # the counts `--json` prints on stdout
     stderr: str
 
 
@@ -35,7 +35,14 @@ def run_import(
 ) -> Imported:
     env = cli_env(db_url, **({"YZOS_CONFIG": str(config)} if config else {}))
     result = run_cli(
-        "import", importer, *map(str, paths), env=env, cwd=cwd, prefix=prefix, timeout=timeout
+        "import",
+        importer,
+        "--json",
+        *map(str, paths),
+        env=env,
+        cwd=cwd,
+        prefix=prefix,
+        timeout=timeout,
     )
     return _imported(result)
 
@@ -43,12 +50,9 @@ def run_import(
 def _imported(result: subprocess.CompletedProcess[str]) -> Imported:
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped ")]
-    counts: dict[str, int] = {}
-    for line in result.stdout.splitlines():
-        head, _, rest = line.partition(": ")
-        words = rest.split()
-        if head in ("jsonl", "aider", "claude-code") and len(words) % 2 == 0:
-            counts = {k: int(v) for k, v in zip(words[::2], words[1::2], strict=True)}
+    lines = result.stdout.splitlines()
+    printed = json.loads(lines[-1]) if lines and result.returncode == 0 else {}
+    counts = {k: v for k, v in printed.items() if isinstance(v, int)}
     return Imported(result.returncode, skipped, counts, result.stderr)
 
 

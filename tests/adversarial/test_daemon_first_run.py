@@ -37,7 +37,7 @@ def test_run_at_start_false_promotes_one_interval_after_start(db_url: str, tmp_p
     cfg = write_config(
         tmp_path / "c.toml",
         None,
-        logging={"format": "json"},
+        logging={"format": "json", "level": "debug"},  # "job started" is a debug line
         **{"jobs.entity_promote": {"interval_s": INTERVAL_S, "run_at_start": False}},
     )
     spawned = time.monotonic()

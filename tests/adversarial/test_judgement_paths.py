@@ -65,8 +65,9 @@ def test_jsonl_triage_skipped_in_an_outage_is_retried_by_entity_promote(
         assert imported.returncode == 0, imported.stderr
         assert entities(make_ctx(db_url)) == []  # nothing written in the outage…
         down["llm"] = False
-        again = run_cli("import", "jsonl", str(tmp_path / "t.jsonl"), env=env)
-        assert "records 0" in again.stdout  # …the record is seen: importing again adds nothing
+        again = run_cli("import", "jsonl", "--json", str(tmp_path / "t.jsonl"), env=env)
+        # …the record is seen: importing again adds nothing
+        assert json.loads(again.stdout)["records"] == 0
         promoted = run_cli("once", "entity_promote", "--json", env=env)
     assert promoted.returncode == 0, promoted.stderr
     assert json.loads(promoted.stdout)["triage_triaged"] == 1  # …and entity_promote retries it

@@ -36,6 +36,8 @@ def _config(tmp_path: Path, llm_url: str, name: str = "c.toml", **promote: objec
         llm_url,
         llm={"max_concurrency": 8},
         jobs={"run_lease_s": 5},
+        # Every run's line, idle ones too, and every slot another daemon took.
+        logging={"format": "json", "level": "debug"},
         **{
             "jobs.entity_promote": {"interval_s": 1, "batch_size": 50, "lease_s": 5, **promote},
             "jobs.entity_purge_v06": {

@@ -13,6 +13,9 @@ from tests.support.cli import cli_env, spawn_cli
 
 def write_config(path: Path, llm_url: str | None, **sections: dict[str, object]) -> Path:
     lines: list[str] = []
+    # A test's daemon imports only the sources it names: never the home of the user running
+    # the suite, nor the machine's application folders.
+    sections.setdefault("sources", {"claude_code": [], "apps": False})
     if llm_url:
         sections.setdefault("llm", {})
         sections["llm"] = {

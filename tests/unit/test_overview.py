@@ -26,6 +26,7 @@ from yzos_jobs.db.models import Base
         store_health.DECISIONS,
         store_health.IMPORTER_FILES,
         store_health.ACTIVITY_SESSIONS,
+        overview.IMPORTER_FILES,
     ],
     ids=lambda t: t.name,
 )

@@ -9,7 +9,13 @@ from alembic.util import CommandError
 from sqlalchemy import Connection, Engine, text
 
 from alembic import command
-from yzos_jobs.db.schema_state import ROOT, RevisionRefused, SchemaNotReady, current_revision
+from yzos_jobs.db.schema_state import (
+    RevisionRefused,
+    SchemaNotReady,
+    current_revision,
+    migrations_dir,
+)
+from yzos_jobs.shipped import ShippedFileMissing, alembic_ini
 
 __all__ = ["current_revision", "downgrade", "upgrade"]
 
@@ -17,13 +23,12 @@ MIGRATION_LOCK_KEY = 0x59_5A_4F_53_017  # "YZOS" + baseline; any constant shared
 
 
 def alembic_config(engine: Engine) -> Config:
-    ini = ROOT / "alembic.ini"
-    if not ini.is_file():
-        raise SchemaNotReady(
-            f"migrations not found at {ROOT / 'alembic'}; install from the source tree"
-        )
+    try:
+        ini = alembic_ini()
+    except ShippedFileMissing as exc:
+        raise SchemaNotReady(str(exc)) from None
     cfg = Config(str(ini))
-    cfg.set_main_option("script_location", str(ROOT / "alembic"))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.attributes["quiet_logging"] = True
     cfg.attributes["engine"] = engine
     return cfg

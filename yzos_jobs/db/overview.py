@@ -29,6 +29,10 @@ JOB_RUNS = table(
     column("error"),
 )
 
+IMPORTER_FILES = table(
+    "importer_files", column("importer_name"), column("updated_at", UTCDateTime())
+)
+
 
 @dataclass(frozen=True)
 class RunRow:
@@ -103,3 +107,12 @@ def recent_runs(conn: Connection, job_name: str, limit: int) -> list[RunRow]:
         .limit(limit)
     )
     return [RunRow(*row) for row in rows]
+
+
+def files_by_importer(conn: Connection) -> dict[str, tuple[int, datetime | None]]:
+    """Per importer: the files it has marks for, and when one was last imported from."""
+    f = IMPORTER_FILES.c
+    rows = conn.execute(
+        select(f.importer_name, func.count(), func.max(f.updated_at)).group_by(f.importer_name)
+    )
+    return {name: (int(n), at) for name, n, at in rows}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from sqlalchemy import Engine, inspect, text
 
-ROOT = Path(__file__).resolve().parents[2]
-VERSIONS = ROOT / "alembic" / "versions"
+from yzos_jobs.shipped import ShippedFileMissing, alembic_dir
+
 _REVISION = re.compile(r'^revision = "(\w+)"$', re.MULTILINE)
 _DOWN = re.compile(r'^down_revision = (?:"(\w+)"|None)$', re.MULTILINE)
 
@@ -23,13 +23,20 @@ class RevisionRefused(Exception):
     """Alembic cannot go to the revision asked for (unknown, or the wrong direction)."""
 
 
+def migrations_dir() -> Path:
+    """Alembic's environment and revisions, wherever this installation keeps them."""
+    try:
+        return alembic_dir()
+    except ShippedFileMissing as exc:
+        raise SchemaNotReady(str(exc)) from None
+
+
 @lru_cache(maxsize=1)
 def head_revision() -> str:
     """The revision no other revision builds on."""
-    if not VERSIONS.is_dir():
-        raise SchemaNotReady(f"migrations not found at {VERSIONS}; install from the source tree")
+    versions = migrations_dir() / "versions"
     revisions, parents = set(), set()
-    for script in VERSIONS.glob("*.py"):
+    for script in versions.glob("*.py"):
         source = script.read_text(encoding="utf-8")
         if (rev := _REVISION.search(source)) is None:
             continue
@@ -38,7 +45,7 @@ def head_revision() -> str:
             parents.add(down.group(1))
     heads = sorted(revisions - parents)
     if len(heads) != 1:
-        raise SchemaNotReady(f"migrations at {VERSIONS} have {len(heads)} heads: {heads}")
+        raise SchemaNotReady(f"migrations at {versions} have {len(heads)} heads: {heads}")
     return heads[0]
 
 

@@ -194,14 +194,24 @@ def evaluate_triage(
 
 
 def render_triage_report(report: TriageEvalReport) -> str:
+    """A two-column table: the scores, the counts, the latency percentiles in milliseconds."""
     d = report.as_dict()
-    lines = [
-        f"sessions {d['sessions']}  precision {d['precision']:.3f}  recall {d['recall']:.3f}  "
-        f"duplicate rate {d['duplicate_rate']:.3f}  failures {d['failures']}",
-        f"proposed tasks {d['proposed_tasks']}  labelled items {d['labelled_items']}",
-        f"llm calls {d['llm_calls']}  cache hits {d['cache_hits']}  latency {d['latency_s']}  "
-        f"seconds {d['seconds']}",
+    latency = "  ".join(f"{k} {v * 1000:.0f} ms" for k, v in d["latency_s"].items())
+    rows = [
+        ("sessions", str(d["sessions"])),
+        ("precision", f"{d['precision']:.3f}"),
+        ("recall", f"{d['recall']:.3f}"),
+        ("duplicate rate", f"{d['duplicate_rate']:.3f}"),
+        ("proposed tasks", str(d["proposed_tasks"])),
+        ("labelled items", str(d["labelled_items"])),
+        ("failures", str(d["failures"])),
+        ("llm calls", str(d["llm_calls"])),
+        ("cache hits", str(d["cache_hits"])),
+        ("latency", latency or "no LLM calls"),
+        ("wall", f"{d['seconds']:.2f} s"),
     ]
+    width = max(len(name) for name, _ in rows)
+    lines = [f"{name:<{width}}  {value}" for name, value in rows]
     lines += [f"missing: {m}" for m in report.missing[:20]]
     lines += [f"skipped: {s}" for s in report.skipped_lines[:20]]
     return "\n".join(lines)

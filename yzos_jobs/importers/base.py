@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -165,8 +166,16 @@ class FileImporter:
         self.session_end = SessionEnd(ctx)
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
-        try:
+        with self.importing():
             self.import_each(self._expand(paths))
+        return self.stats
+
+    @contextmanager
+    def importing(self) -> Iterator[None]:
+        """Around one import of any number of `import_each` calls: the sessions they ended are
+        promoted at the end (see SessionEnd)."""
+        try:
+            yield
             self.session_end.finish()  # if the import failed, entity_promote takes the rest
         finally:
             self.session_end.close()
@@ -176,7 +185,6 @@ class FileImporter:
                     f"session end stopped ({self.session_end.failure}): the candidates it did "
                     "not promote wait for entity_promote"
                 )
-        return self.stats
 
     def import_each(self, files: list[Path]) -> None:
         for path in files:

@@ -24,6 +24,7 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.maintain import JOB_ALIASES, JOB_NAMES
 from yzos_jobs.maintain.purge import PurgeStats, rejudge_due
+from yzos_jobs.sources.feed import run_import_sources
 from yzos_jobs.supply.triage_apply import run_triage
 
 log = get_logger(__name__)
@@ -104,7 +105,11 @@ def run_prune(ctx: JobContext) -> JobStats:
 
 
 JOBS: dict[str, Callable[[JobContext], JobStats]] = dict(
-    zip(JOB_NAMES, (run_entity_promote, run_entity_purge_v06, run_prune), strict=True)
+    zip(
+        JOB_NAMES,
+        (run_entity_promote, run_entity_purge_v06, run_prune, run_import_sources),
+        strict=True,
+    )
 )
 
 

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.job_pauses import Pause, pause_of
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.logging import get_logger
+from yzos_jobs.logging import did_something, get_logger, logs_as_json, run_fields
 from yzos_jobs.maintain import slots
 from yzos_jobs.maintain.jobs import JOBS, canonical_job
 
@@ -47,11 +47,11 @@ def run_job(
     lease_s = ctx.settings.jobs.run_lease_s
     handle = slots.claim_slot(ctx.sessions, name, slot, ctx.owner, lease_s)
     if handle is None:
-        log.info("job slot taken by another daemon", job=name, slot=slot, owner=ctx.owner)
+        log.debug("job slot taken by another daemon", job=name, slot=slot, owner=ctx.owner)
         return RunResult(name, slot, "skipped")
     started = time.monotonic()
     ctx = replace(ctx, run_id=handle.id, breaker=ctx.classifier.new_breaker())
-    log.info("job started", job=name, slot=slot, owner=ctx.owner)
+    log.debug("job started", job=name, slot=slot, owner=ctx.owner)
     try:
         with slots.keep_alive(ctx.sessions, handle, lease_s):
             stats = JOBS[name](ctx)
@@ -65,5 +65,14 @@ def run_job(
         log.error("job failed", job=name, slot=slot, owner=ctx.owner, error=error, seconds=seconds)
         return RunResult(name, slot, "failed", {"seconds": seconds}, error)
     slots.finish_run(ctx.sessions, handle, stats, None)
-    log.info("job finished", job=name, slot=slot, owner=ctx.owner, **stats)
+    _log_finished(name, slot, ctx.owner, stats)
     return RunResult(name, slot, "succeeded", stats)
+
+
+def _log_finished(job: str, slot: str, owner: str, stats: dict[str, Any]) -> None:
+    """One line per run that did something, at info; an idle run at debug. A person's console
+    line names the job and what it did; a JSON line carries the slot, the owner and every
+    counter."""
+    where = {"slot": slot, "owner": owner} if logs_as_json() else {}
+    emit = log.info if did_something(stats) else log.debug
+    emit("job finished", job=job, **where, **run_fields(stats))

@@ -1,0 +1,66 @@
+"""A one-shot command prints its result once, for a person, on a terminal: its summary on
+stdout, and on stderr nothing at info unless -v asks; `--log-format json` makes every log line one
+JSON object. Run under real pseudo-terminals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.cli import REPO, cli_env
+from tests.support.terminal import Printed, run_in_terminal
+
+EXAMPLE = REPO / "examples" / "observations.jsonl"
+
+
+def _run(db_url: str, cwd: Path, *args: str) -> Printed:
+    printed = run_in_terminal(*args, env=cli_env(db_url), cwd=cwd)
+    assert printed.returncode == 0, printed.stdout + printed.stderr
+    assert "Traceback" not in printed.stderr
+    return printed
+
+
+def test_summaries_are_printed_once_and_nothing_is_logged_at_info(
+    db_url: str, tmp_path: Path
+) -> None:
+    imported = _run(db_url, tmp_path, "import", "jsonl", str(EXAMPLE))
+    (summary,) = Printed.lines(imported.stdout)
+    assert summary.startswith("jsonl: files 1  records 10")
+    assert " 0" not in summary.replace("jsonl: ", " ")  # only the counters that are not zero
+    assert "import finished" not in imported.stderr and "info" not in imported.stderr
+
+    promoted = _run(db_url, tmp_path, "once", "entity_promote")
+    (summary,) = Printed.lines(promoted.stdout)
+    assert summary.startswith("entity_promote succeeded  promoted ")
+    assert "job finished" not in promoted.stderr and "info" not in promoted.stderr
+    # What stderr shows is the progress bar (erased on a terminal once the job is done).
+    assert all("━" in line for line in Printed.lines(promoted.stderr))
+
+
+def test_verbose_shows_the_log_lines(db_url: str, tmp_path: Path) -> None:
+    imported = _run(db_url, tmp_path, "-v", "import", "jsonl", str(EXAMPLE))
+    assert len(Printed.lines(imported.stdout)) == 1
+    (logged,) = [line for line in Printed.lines(imported.stderr) if "import finished" in line]
+    assert "info" in logged and "records=10" in logged
+
+    promoted = _run(db_url, tmp_path, "--verbose", "once", "entity_promote")
+    assert len(Printed.lines(promoted.stdout)) == 1
+    (logged,) = [line for line in Printed.lines(promoted.stderr) if "job finished" in line]
+    # A person's line: the job and what it did; no counter that is zero.
+    assert "job=entity_promote" in logged and "promoted=" in logged and "=0 " not in logged
+
+
+def test_json_logs_are_one_object_per_line(db_url: str, tmp_path: Path) -> None:
+    imported = _run(db_url, tmp_path, "--log-format", "json", "-v", "import", "jsonl", str(EXAMPLE))
+    promoted = _run(db_url, tmp_path, "--log-format", "json", "-v", "once", "entity_promote")
+    assert len(Printed.lines(imported.stdout)) == len(Printed.lines(promoted.stdout)) == 1
+    events = []
+    for line in Printed.lines(imported.stderr) + Printed.lines(promoted.stderr):
+        record = json.loads(line)
+        assert isinstance(record, dict) and record["level"] in ("info", "warning")
+        events.append(record)
+    finished = next(e for e in events if e["event"] == "job finished")
+    # For a machine: every counter, zeros too, with the slot and the owner.
+    assert finished["merged"] == 0 and finished["promoted"] > 0
+    assert finished["slot"].startswith("once:") and finished["owner"]
+    assert any(e["event"] == "import finished" and e["records"] == 10 for e in events)

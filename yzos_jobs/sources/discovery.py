@@ -1,0 +1,87 @@
+"""Finding the files of each source: Claude Code transcripts below their directories, aider
+histories below the configured roots (depth-limited, never inside .git, node_modules, virtual
+environments or build output), JSONL files named or found below directories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from yzos_jobs.files import find_regular_files, walk
+
+OnError = Callable[[Path, OSError], None]
+
+AIDER_HISTORY = ".aider.chat.history.md"
+# Directories that hold tools, dependencies or build output, never a person's aider history.
+NOT_ENTERED = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        "__pycache__",
+        "site-packages",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".cache",
+        ".gradle",
+        ".next",
+        "target",
+        "dist",
+        "build",
+        "Library",
+    }
+)
+
+
+def expand_paths(configured: Iterable[str]) -> tuple[list[Path], list[Path]]:
+    """The configured paths with `~` expanded: (those that exist, those that do not)."""
+    found: list[Path] = []
+    missing: list[Path] = []
+    for text in configured:
+        path = Path(text).expanduser()
+        (found if path.exists() else missing).append(path)
+    return found, missing
+
+
+def _virtual_env(path: Path) -> bool:
+    """A Python virtual environment, whatever its name (`env`, `.direnv/python-3.11`, …)."""
+    return (path / "pyvenv.cfg").is_file()
+
+
+def aider_histories(roots: Iterable[Path], max_depth: int, on_error: OnError) -> list[Path]:
+    """Every aider history at most `max_depth` directories below a root (a root that is a file
+    is taken as a history itself)."""
+    found: set[Path] = set()
+    for root in roots:
+        if root.is_file():
+            found.add(root.resolve())
+            continue
+        base_depth = len(root.parts)
+        for here, subdirs, files in walk(root, on_error):
+            if AIDER_HISTORY in files and (here / AIDER_HISTORY).is_file():
+                found.add((here / AIDER_HISTORY).resolve())
+            depth = len(here.parts) - base_depth
+            subdirs[:] = (
+                []
+                if depth >= max_depth
+                else [d for d in subdirs if d not in NOT_ENTERED and not _virtual_env(here / d)]
+            )
+    return sorted(found)
+
+
+def files_below(paths: Iterable[Path], pattern: str, on_error: OnError) -> list[Path]:
+    """Files named directly, and those matching `pattern` below directories."""
+    found: set[Path] = set()
+    for path in paths:
+        if path.is_dir():
+            found.update(find_regular_files(path, pattern, on_error))
+        elif path.is_file():
+            found.add(path.resolve())
+    return sorted(found)
