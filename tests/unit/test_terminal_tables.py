@@ -7,6 +7,7 @@ import io
 import re
 
 import pytest
+
 from yzos_jobs.review_render import ENTITY_HEADERS, render_entities
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
