@@ -7,6 +7,7 @@ loopback is refused unless `[daemon] allow_remote` is true: neither endpoint aut
 from __future__ import annotations
 
 import ipaddress
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -52,6 +53,15 @@ class _Server(ThreadingHTTPServer):
         self.address_family = _family(address[0])
         self.ops = ops
         super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # The standard library prints a traceback to stderr: a client that gave up (a probe
+        # past its timeout) is no news, and anything else is one log line.
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            log.debug("client hung up", client=str(client_address), error=str(error))
+            return
+        log.warning("request failed", client=str(client_address), error=repr(error))
 
 
 def _family(host: str) -> Any:

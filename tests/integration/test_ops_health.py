@@ -6,7 +6,9 @@ writer holding SQLite's lock does not hold them up, a PostgreSQL that hangs make
 from __future__ import annotations
 
 import shutil
+import socket
 import sqlite3
+import struct
 from datetime import timedelta
 from pathlib import Path
 
@@ -154,3 +156,26 @@ def test_healthz_answers_503_when_the_database_hangs(pg_url: str, tmp_path: Path
         code, err = stop(daemon)
         proxy.down()
     assert code == 0, err[-3000:]
+
+
+def _hang_up(port: int, path: str) -> None:
+    """Ask and hang up at once (a reset, not a close), as a probe that timed out does."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(f"GET {path} HTTP/1.0\r\n\r\n".encode())
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+@pytest.mark.slow
+def test_a_client_that_hangs_up_leaves_no_traceback(sqlite_url: str, tmp_path: Path) -> None:
+    port = free_port()
+    daemon = start_daemon(sqlite_url, _daemon_config(tmp_path, port))
+    try:
+        wait_for(lambda: get(f"http://127.0.0.1:{port}/healthz")[0] == 200, 60, "/healthz 200")
+        for _ in range(5):
+            _hang_up(port, "/healthz")
+            _hang_up(port, "/metrics")
+        assert get(f"http://127.0.0.1:{port}/healthz")[0] == 200  # still serving
+    finally:
+        code, err = stop(daemon)
+    assert code == 0, err[-3000:]
+    assert "Traceback" not in err and "Exception occurred" not in err, err[-3000:]
