@@ -138,8 +138,8 @@ def test_a_spent_budget_leaves_closed_sessions_waiting_for_their_triage(db_url: 
 def test_two_processes_together_ask_no_more_calls_than_the_call_budget(
     db_url: str, tmp_path: Path
 ) -> None:
-    seed = make_ctx(db_url)
-    add_candidates(seed, *({"raw_text": f"Project {i}"} for i in range(100)))
+    store = make_ctx(db_url)
+    add_candidates(store, *({"raw_text": f"Project {i}"} for i in range(100)))
     # Slow replies: each process is judging its batch while the other claims its own.
     with OpenAIDouble(latency_s=1.5) as llm:
         config = write_config(
@@ -156,6 +156,6 @@ def test_two_processes_together_ask_no_more_calls_than_the_call_budget(
     stats = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
     assert llm.calls == 30, (llm.calls, stats)
     assert sum(s["promoted"] for s in stats) == 30
-    assert _today(seed).calls == 30
-    assert _statuses(seed) == {"promoted": 30, "pending": 70}
-    assert {d.source for d in decisions(seed)} == {"llm"}
+    assert _today(store).calls == 30
+    assert _statuses(store) == {"promoted": 30, "pending": 70}
+    assert {d.source for d in decisions(store)} == {"llm"}
