@@ -18,8 +18,10 @@ from yzos_jobs.status import collect_status
 # for STALLED_AFTER_S is taken for stuck.
 TICK_S = 5
 STALLED_AFTER_S = 30
-# The longest the database may take to answer a health check on PostgreSQL.
+# The longest the database may take to answer a health check on PostgreSQL; and the longest
+# the probe waits for any answer at all (a database that hangs answers nothing).
 CHECK_TIMEOUT_MS = 5000
+PROBE_DEADLINE_S = 6.0
 
 
 @dataclass
@@ -37,9 +39,26 @@ class Health:
 
 
 def check_health(engine: Engine, settings: Settings, tick_age_s: float) -> Health:
-    health = Health()
+    health = check_database(engine, settings)
+    if (stall := stalled(tick_age_s)) is not None:
+        health.problems.insert(0, stall)
+    return health
+
+
+def stalled(tick_age_s: float) -> str | None:
     if tick_age_s > STALLED_AFTER_S:
-        health.problems.append(f"scheduler loop stalled: last tick {tick_age_s:.0f} s ago")
+        return f"scheduler loop stalled: last tick {tick_age_s:.0f} s ago"
+    return None
+
+
+def no_answer(deadline_s: float) -> Health:
+    """The health of a database that did not answer the probe in time."""
+    return Health(problems=[f"database does not answer: no reply within {deadline_s:.0f} s"])
+
+
+def check_database(engine: Engine, settings: Settings) -> Health:
+    """What the database says: `status --check`'s problems, a spent budget, paused jobs."""
+    health = Health()
     try:
         with engine.connect() as conn:
             if conn.dialect.name == "postgresql":

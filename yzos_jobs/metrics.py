@@ -36,13 +36,16 @@ from yzos_jobs.inference.contract import TokenCount
 from yzos_jobs.inference.request_events import OUTCOMES, Outcome
 from yzos_jobs.logging import get_logger
 from yzos_jobs.maintain.runner import RunResult
+from yzos_jobs.probe_deadline import DeadlineRead
 from yzos_jobs.status import fallback_share
 
 log = get_logger(__name__)
 
 GAUGE_TTL_S = 2.0
-# The longest a gauge read may take on PostgreSQL before the scrape goes without it.
+# The longest a gauge read may take on PostgreSQL before the scrape goes without it; and the
+# longest a scrape waits for the read at all (a database that hangs answers nothing).
 GAUGE_TIMEOUT_MS = 2000
+GAUGE_DEADLINE_S = 4.0
 DAY = timedelta(days=1)
 RUN_BUCKETS = (0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, float("inf"))
 LLM_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, float("inf"))
@@ -156,6 +159,7 @@ class StoreCollector(Collector):
         self._read_at = float("-inf")
         self._gauges: list[_Gauge] = []
         self._failed = 0.0
+        self._read = DeadlineRead(self._read_gauges, GAUGE_DEADLINE_S, "gauge-read")
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         with self._lock:
@@ -172,16 +176,23 @@ class StoreCollector(Collector):
 
     def _refresh(self) -> None:
         try:
-            with self.engine.connect() as conn:
-                if conn.dialect.name == "postgresql":
-                    conn.execute(text(f"SET LOCAL statement_timeout = {GAUGE_TIMEOUT_MS}"))
-                self._gauges = read_gauges(conn, self.settings)
-                conn.rollback()
+            self._gauges = self._read()
             self._failed = 0.0
+        except TimeoutError:
+            log.warning("database gauges not read", error=f"no reply within {GAUGE_DEADLINE_S} s")
+            self._gauges, self._failed = [], 1.0
         except Exception as exc:  # a scrape reports the failure; it never raises
             log.warning("database gauges not read", error=str(exc).splitlines()[0][:300])
             self._gauges, self._failed = [], 1.0
         self._read_at = time.monotonic()
+
+    def _read_gauges(self) -> list[_Gauge]:
+        with self.engine.connect() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text(f"SET LOCAL statement_timeout = {GAUGE_TIMEOUT_MS}"))
+            gauges = read_gauges(conn, self.settings)
+            conn.rollback()
+        return gauges
 
 
 def read_gauges(conn: Connection, settings: Settings) -> list[_Gauge]:

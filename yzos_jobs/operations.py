@@ -14,12 +14,20 @@ from sqlalchemy import Engine
 
 from yzos_jobs.config import ConfigError
 from yzos_jobs.db.connection import create_db_engine
-from yzos_jobs.health import TICK_S, Health, check_health
+from yzos_jobs.health import (
+    PROBE_DEADLINE_S,
+    TICK_S,
+    Health,
+    check_database,
+    no_answer,
+    stalled,
+)
 from yzos_jobs.inference import request_events
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.runner import RunResult
 from yzos_jobs.metrics import DaemonMetrics
 from yzos_jobs.ops_http import OpsServer, parse_bind
+from yzos_jobs.probe_deadline import DeadlineRead
 
 
 class Operations:
@@ -31,6 +39,7 @@ class Operations:
         self.metrics: DaemonMetrics | None = None
         self.server: OpsServer | None = None
         self._engine: Engine | None = None
+        self._probe: DeadlineRead[Health] | None = None
 
     def check(self) -> None:
         """Refuse a bad `[daemon] http` (ConfigError: one line, exit 2)."""
@@ -61,11 +70,16 @@ class Operations:
         if self._bind is None:
             return
         settings = self.ctx.settings
-        # The probes and scrapes have connections of their own: a busy job never delays them.
-        self._engine = create_db_engine(
-            settings.database.sqlalchemy_url, pool_size=2, max_overflow=2
+        # The probes and scrapes have connections of their own that only read: a busy job
+        # never delays them, nor they it.
+        engine = create_db_engine(
+            settings.database.sqlalchemy_url, reads_only=True, pool_size=2, max_overflow=2
         )
-        self.metrics = DaemonMetrics(settings, self._engine)
+        self._engine = engine
+        self._probe = DeadlineRead(
+            lambda: check_database(engine, settings), PROBE_DEADLINE_S, "health-probe"
+        )
+        self.metrics = DaemonMetrics(settings, engine)
         request_events.subscribe(self.metrics)
         try:
             self.server = OpsServer(self._bind, self.metrics.registry, self.health).start()
@@ -77,8 +91,16 @@ class Operations:
             ) from None
 
     def health(self) -> Health:
-        assert self._engine is not None
-        return check_health(self._engine, self.ctx.settings, self.tick_age_s())
+        assert self._probe is not None
+        try:
+            answer = self._probe()
+            # Probes that share one read share its answer: each reports on a copy.
+            health = Health(list(answer.problems), list(answer.notes))
+        except TimeoutError:
+            health = no_answer(self._probe.deadline_s)
+        if (stall := stalled(self.tick_age_s())) is not None:
+            health.problems.insert(0, stall)
+        return health
 
     def observe(self, result: RunResult) -> None:
         if self.metrics is not None:

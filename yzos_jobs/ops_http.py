@@ -7,6 +7,7 @@ loopback is refused unless `[daemon] allow_remote` is true: neither endpoint aut
 from __future__ import annotations
 
 import ipaddress
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,7 +27,9 @@ def parse_bind(daemon: DaemonSettings, source: str) -> tuple[str, int]:
     where = f"{source}: key 'daemon.http'"
     host, sep, port_text = daemon.http.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
+    # ASCII digits only: str.isdigit and int() also take other scripts' digits.
+    digits = port_text.isascii() and port_text.isdigit()
+    if not sep or not host or not digits or not 0 < int(port_text) < 65536:
         raise ConfigError(f"{where}: expected host:port, e.g. 127.0.0.1:9464 (got {daemon.http!r})")
     if not daemon.allow_remote and not is_loopback(host):
         raise ConfigError(
@@ -37,7 +40,7 @@ def parse_bind(daemon: DaemonSettings, source: str) -> tuple[str, int]:
 
 
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
+    if host.lower() == "localhost":  # host names are case-insensitive
         return True
     try:
         return ipaddress.ip_address(host).is_loopback
@@ -52,6 +55,15 @@ class _Server(ThreadingHTTPServer):
         self.address_family = _family(address[0])
         self.ops = ops
         super().__init__(address, _Handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # The standard library prints a traceback to stderr: a client that gave up (a probe
+        # past its timeout) is no news, and anything else is one log line.
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):
+            log.debug("client hung up", client=str(client_address), error=str(error))
+            return
+        log.warning("request failed", client=str(client_address), error=repr(error))
 
 
 def _family(host: str) -> Any:

@@ -62,9 +62,13 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     entities = overview.count_by_kind_and_status(conn)
     jobs: dict[str, Any] = {}
     problems: list[str] = []
+    # A paused job is not run on purpose: its last run ageing is what its operator asked for.
+    paused = {p.job_name for p in all_pauses(conn)}
     for name, run in sorted(overview.last_runs(conn).items()):
         age = now - run.started_at
-        overdue = run.status != "running" and age > _allowed_age(settings, name)
+        overdue = (
+            run.status != "running" and name not in paused and age > _allowed_age(settings, name)
+        )
         jobs[name] = {
             "slot": run.slot,
             "status": run.status,

@@ -4,13 +4,16 @@ day moved back (as the next UTC day would) lets the work go on."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import update
 
 from tests.integration.test_session_triage import queue_session, rephrasing_session, triage_rows
+from tests.support.cli import cli_env, spawn_cli
 from tests.support.daemons import write_config
 from tests.support.jobs import add_candidates, candidates, decisions, make_ctx
 from yzos_jobs.cli import cli
@@ -129,3 +132,30 @@ def test_a_spent_budget_leaves_closed_sessions_waiting_for_their_triage(db_url: 
         nxt = run_entity_promote(ctx)
     assert nxt["triage_triaged"] == 1 and llm.calls > 0
     assert [t.status for t in triage_rows(ctx)] == ["done"]
+
+
+@pytest.mark.slow
+def test_two_processes_together_ask_no_more_calls_than_the_call_budget(
+    db_url: str, tmp_path: Path
+) -> None:
+    store = make_ctx(db_url)
+    add_candidates(store, *({"raw_text": f"Project {i}"} for i in range(100)))
+    # Slow replies: each process is judging its batch while the other claims its own.
+    with OpenAIDouble(latency_s=1.5) as llm:
+        config = write_config(
+            tmp_path / "c.toml",
+            llm.base_url,
+            llm={"daily_call_budget": 30},
+            **{"jobs.entity_promote": {"batch_size": 20, "max_attempts": 1}},
+        )
+        env = cli_env(db_url, YZOS_CONFIG=str(config))
+        runs = [spawn_cli("once", "entity_promote", "--json", env=env) for _ in range(2)]
+        outputs = [run.communicate(timeout=300) for run in runs]
+    for run, (_out, err) in zip(runs, outputs, strict=True):
+        assert run.returncode == 0, err[-3000:]
+    stats = [json.loads(out.strip().splitlines()[-1]) for out, _ in outputs]
+    assert llm.calls == 30, (llm.calls, stats)
+    assert sum(s["promoted"] for s in stats) == 30
+    assert _today(store).calls == 30
+    assert _statuses(store) == {"promoted": 30, "pending": 70}
+    assert {d.source for d in decisions(store)} == {"llm"}

@@ -15,6 +15,7 @@ from tests.support.jobs import add_candidates, candidates, make_ctx
 from tests.support.scrape import free_port, value
 from yzos_jobs.cli import cli
 from yzos_jobs.db.models import JobRun
+from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.testing import OpenAIDouble, candidate_of
 
 
@@ -96,3 +97,38 @@ def test_two_daemons_obey_a_pause_and_pick_up_on_resume(pg_url: str, tmp_path: P
     asked = [candidate_of(r)["raw_text"] for r in llm.requests]
     assert len(asked) == len(set(asked)) == 200  # each decided once, after the resume
     assert all(n >= 1 for n in ran)
+
+
+@pytest.mark.slow
+def test_a_pause_stops_the_run_in_progress_at_its_next_batch(db_url: str, tmp_path: Path) -> None:
+    """A pause is how an operator stops a run that spends too much: a promote run draining a
+    long queue ends at its next batch, not once the queue is empty."""
+    ctx = make_ctx(db_url)
+    add_candidates(ctx, *({"raw_text": f"Project {i}"} for i in range(300)))
+    with OpenAIDouble(latency_s=1.0) as llm:
+        config = write_config(
+            tmp_path / "c.toml",
+            llm.base_url,
+            llm={"max_concurrency": 4},
+            **{"jobs.entity_promote": {"interval_s": 3600, "batch_size": 8}},
+        )
+        daemon = start_daemon(db_url, config)
+        try:
+            wait_for(lambda: llm.calls >= 8, 120, "the first batch judged")
+            assert _cli(db_url, "pause", "entity_promote")[0] == 0
+            wait_for(lambda: _promote_runs(ctx) == ["succeeded"], 120, "the paused run to finish")
+            asked = llm.calls
+            statuses = {c.status for c in candidates(ctx)}
+        finally:
+            code, err = stop(daemon)
+    assert code == 0, err[-3000:]
+    assert "pending" in statuses and asked < 300, (asked, statuses)
+    assert llm.calls == asked  # nothing more once it ended
+    with ctx.sessions() as s:
+        [stats] = s.scalars(select(JobRun.stats).where(JobRun.job_name == "entity_promote"))
+    assert stats["stopped"] is True and stats["paused"] is True
+
+
+def _promote_runs(ctx: JobContext) -> list[str]:
+    with ctx.sessions() as s:
+        return list(s.scalars(select(JobRun.status).where(JobRun.job_name == "entity_promote")))

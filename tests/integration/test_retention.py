@@ -115,3 +115,30 @@ def test_job_runs_go_after_their_period_and_zero_keeps_everything(
         slots = set(s.scalars(select(JobRun.slot).where(JobRun.job_name == "entity_promote")))
     assert "old" not in slots and "new" in slots
     assert run_prune(ctx)["runs_pruned"] == 0  # the default keeps run rows forever
+
+
+def test_prune_keeps_the_decision_that_made_an_entity_what_it_is_under_later_sightings(
+    db_url: str, tmp_path: Path
+) -> None:
+    ctx = make_ctx(db_url)
+    add_candidates(ctx, {"raw_text": "YZOS Core", "source_id": "monday"})
+    run_entity_promote(ctx)
+    # Seen again: the new candidate is merged into the entity, a row that adds evidence and
+    # says nothing of why the entity is real.
+    add_candidates(ctx, {"raw_text": "YZOS Core", "source_id": "tuesday"})
+    run_entity_promote(ctx)
+    [core] = entities(ctx)
+    assert [d.outcome for d in decisions(ctx) if d.entity_id == core.id] == ["promoted", "merged"]
+    _age_every_decision(ctx, 100)
+    config = write_config(tmp_path / "c.toml", None, decisions={"retention_days": 90})
+
+    _once_prune(db_url, config)
+
+    kept = [d.outcome for d in decisions(ctx) if d.entity_id == core.id]
+    assert "promoted" in kept, kept
+    result = CliRunner().invoke(
+        cli,
+        ["--config", str(config), "explain", f"e:{core.id}", "--json"],
+        env={"YZOS_DATABASE_URL": db_url},
+    )
+    assert result.exit_code == 0 and '"promoted"' in result.output, result.output

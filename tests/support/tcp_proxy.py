@@ -1,6 +1,8 @@
 """A TCP relay in front of the PostgreSQL server: taking it down is, to a daemon connected
 through it, the database going away (the server itself, shared by other tests, keeps running);
-bringing it back on the same port is the database returning."""
+bringing it back on the same port is the database returning. Freezing it is a database that
+hangs: connections stay open and new ones are accepted, but no byte goes either way until it
+thaws."""
 
 from __future__ import annotations
 
@@ -16,6 +18,15 @@ class TcpProxy:
         self._listener: socket.socket | None = None
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._flowing = threading.Event()
+        self._flowing.set()
+
+    def freeze(self) -> None:
+        """Hold every byte, as a stuck server or a network that drops packets does."""
+        self._flowing.clear()
+
+    def thaw(self) -> None:
+        self._flowing.set()
 
     def up(self) -> TcpProxy:
         listener = socket.socket()
@@ -36,6 +47,7 @@ class TcpProxy:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
+        self._flowing.set()  # relays held by a freeze wake up to find their sockets closed
 
     def _accept(self, listener: socket.socket) -> None:
         while True:
@@ -51,12 +63,13 @@ class TcpProxy:
             with self._lock:
                 self._open += [client, server]
             for a, b in ((client, server), (server, client)):
-                threading.Thread(target=_pipe, args=(a, b), daemon=True).start()
+                threading.Thread(target=_pipe, args=(a, b, self._flowing), daemon=True).start()
 
 
-def _pipe(source: socket.socket, sink: socket.socket) -> None:
+def _pipe(source: socket.socket, sink: socket.socket, flowing: threading.Event) -> None:
     with contextlib.suppress(OSError):
         while data := source.recv(65536):
+            flowing.wait()
             sink.sendall(data)
     with contextlib.suppress(OSError):
         sink.shutdown(socket.SHUT_WR)

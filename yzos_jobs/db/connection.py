@@ -26,7 +26,12 @@ class DatabaseUnavailable(Exception):
     """The database cannot be reached; reported to the user as one line."""
 
 
-def create_db_engine(url: str, *, for_migrations: bool = False, **kwargs: Any) -> Engine:
+def create_db_engine(
+    url: str, *, for_migrations: bool = False, reads_only: bool = False, **kwargs: Any
+) -> Engine:
+    """`reads_only`: an engine that never writes (the daemon's health probes and gauges); on
+    SQLite its transactions then take no write lock, so they neither wait for a writer nor
+    hold one up."""
     url = normalize_database_url(url)
     backend = make_url(url).get_backend_name()
     if backend == "sqlite":
@@ -35,14 +40,14 @@ def create_db_engine(url: str, *, for_migrations: bool = False, **kwargs: Any) -
         # of MB of them for nothing (an aider import of 100 MB peaked at 165 MB, 141 with 32).
         connect_args = {"timeout": 60, "check_same_thread": False, "cached_statements": 32}
         engine = create_engine(url, connect_args=connect_args, **kwargs)
-        _configure_sqlite(engine, foreign_keys=not for_migrations)
+        _configure_sqlite(engine, foreign_keys=not for_migrations, immediate=not reads_only)
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("connect_args", {"connect_timeout": 10})
     return create_engine(url, **kwargs)
 
 
-def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
+def _configure_sqlite(engine: Engine, *, foreign_keys: bool, immediate: bool) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy, not the driver, open transactions (see the "begin" hook below).
@@ -64,7 +69,8 @@ def _configure_sqlite(engine: Engine, *, foreign_keys: bool) -> None:
     def _on_begin(conn: Any) -> None:
         # Take the write lock up front: a deferred transaction that later writes can fail with
         # "database is locked" without waiting when another process (an importer) writes too.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # One that only reads needs no lock: under WAL it reads beside any writer.
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 def describe_url(engine_or_url: Engine | str) -> str:

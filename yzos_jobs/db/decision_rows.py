@@ -151,16 +151,29 @@ def move_decisions(session: Session, from_entity: int, to_entity: int) -> int:
     return int(result.rowcount or 0)
 
 
+# Rows that add a sighting to an entity and leave its state as it was.
+EVIDENCE_OUTCOMES = ("merged", "evidence")
+
+
 def delete_decisions_before(session: Session, cutoff: datetime) -> int:
-    """Retention: decisions older than `cutoff` go. The user's corrections stay, and so does the
-    latest decision of each active entity: what explains the state it is in now."""
-    current = (
-        select(func.max(D.id))
-        .join(Entity, Entity.id == D.entity_id)
-        .where(Entity.status == "active")
-        .group_by(D.entity_id)
-    )
+    """Retention: decisions older than `cutoff` go. The user's corrections stay, and so do each
+    active entity's current-state decisions: its latest decision, and the latest one that set
+    its state (promoted, created, kept), which later sightings merged into it do not replace."""
+
+    def latest_of_active(*where: Any) -> Any:
+        return (
+            select(func.max(D.id))
+            .join(Entity, Entity.id == D.entity_id)
+            .where(Entity.status == "active", *where)
+            .group_by(D.entity_id)
+        )
+
     result = session.execute(
-        delete(D).where(D.created_at < cutoff, D.call_site != "user", D.id.not_in(current))
+        delete(D).where(
+            D.created_at < cutoff,
+            D.call_site != "user",
+            D.id.not_in(latest_of_active()),
+            D.id.not_in(latest_of_active(D.outcome.not_in(EVIDENCE_OUTCOMES))),
+        )
     )
     return int(result.rowcount or 0)

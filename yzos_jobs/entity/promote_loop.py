@@ -120,6 +120,8 @@ def promote_pending(
                     break  # the day's budget is spent: the candidates stay pending
                 batch = _claim(ctx, cursor, wanted, source_ids, dry_run)
                 if not batch:
+                    if not dry_run:
+                        budget.charge(ClassifierUsage())  # the calls set aside go back
                     exhausted = True
                     break
                 cursor = batch[-1].id
@@ -146,10 +148,7 @@ def promote_pending(
 
 def _within_budget(budget: DailyBudget, size: int) -> int:
     """How many candidates the next batch may claim: none once the day's budget is spent, and
-    no more than the calls the day's call budget has left."""
+    no more than the calls the day's call budget has left (set aside for it)."""
     if budget.spent() is not None:
         return 0
-    left = budget.calls_left(size)
-    if left == 0:
-        budget.spent()  # spent since the check above (another daemon): say so
-    return left
+    return budget.reserve_calls(size)

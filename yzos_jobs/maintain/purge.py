@@ -257,11 +257,12 @@ def rejudge_due(ctx: JobContext, daily: DailyBudget) -> tuple[PurgeStats, Classi
     while True:
         while not exhausted and len(judging) < depth and not ctx.stop.is_set():
             limit = min(cfg.batch_size, budget)
-            limit = daily.calls_left(limit) if limit > 0 and daily.spent() is None else 0
+            limit = daily.reserve_calls(limit) if limit > 0 and daily.spent() is None else 0
             if limit <= 0:
                 break  # what the batches in hand do not spend (cache hits) comes back
             batch = _submit(ctx, due, limit)
             if batch is None:
+                daily.charge(ClassifierUsage())  # the calls set aside go back
                 exhausted = True
                 break
             budget -= batch.reserved

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -16,10 +19,53 @@ from yzos_jobs.maintain.jobs import JOBS, canonical_job
 log = get_logger(__name__)
 
 
+# How often a running job looks for a pause: a pause ends the run at its next batch.
+PAUSE_POLL_S = 2.0
+STOP_POLL_S = 0.1
+
+
 def paused(ctx: JobContext, job: str) -> Pause | None:
     """The pause in force on `job`, read from the database (every daemon reads the same)."""
     with ctx.sessions() as s:
         return pause_of(s.connection(), job)
+
+
+@contextmanager
+def _stops_when_paused(ctx: JobContext, job: str, force: bool) -> Iterator[JobContext]:
+    """The run's context, whose stop flag is raised by the daemon's stop and, unless `force`, by
+    a pause of the job: the run ends at its next batch, as it does on SIGTERM, what it has not
+    claimed left for after the resume."""
+    if force:
+        yield ctx
+        return
+    outer, run_stop, done = ctx.stop, threading.Event(), threading.Event()
+
+    def watch() -> None:
+        # Short waits: the daemon's stop reaches the run at once, and the watch ends with it.
+        next_look = time.monotonic() + PAUSE_POLL_S
+        while not done.wait(STOP_POLL_S):
+            if outer.is_set():
+                run_stop.set()
+                return
+            if time.monotonic() < next_look:
+                continue
+            next_look = time.monotonic() + PAUSE_POLL_S
+            try:
+                pause = paused(ctx, job)
+            except Exception as exc:  # a blip: the next look, or the run's own writes, tell
+                log.warning("could not look for a pause", job=job, error=str(exc)[:300])
+                continue
+            if pause is not None and not done.is_set():
+                log.info("job paused: the run ends at its next batch", job=job)
+                run_stop.set()
+                return
+
+    watcher = threading.Thread(target=watch, name=f"pause-watch-{job}", daemon=True)
+    watcher.start()
+    try:
+        yield replace(ctx, stop=run_stop)
+    finally:
+        done.set()
 
 
 @dataclass
@@ -53,8 +99,13 @@ def run_job(
     ctx = replace(ctx, run_id=handle.id, breaker=ctx.classifier.new_breaker())
     log.debug("job started", job=name, slot=slot, owner=ctx.owner)
     try:
-        with slots.keep_alive(ctx.sessions, handle, lease_s):
-            stats = JOBS[name](ctx)
+        with (
+            slots.keep_alive(ctx.sessions, handle, lease_s),
+            _stops_when_paused(ctx, name, force) as run_ctx,
+        ):
+            stats = JOBS[name](run_ctx)
+            if run_ctx.stop.is_set() and not ctx.stop.is_set():
+                stats = {**stats, "paused": True}  # it stopped for the pause, not a signal
     except Exception as exc:
         error = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
         seconds = round(time.monotonic() - started, 3)

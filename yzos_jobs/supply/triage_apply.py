@@ -262,11 +262,16 @@ def run_triage(ctx: JobContext, only: Sequence[int] | None = None) -> TriageRun:
                 break  # the sessions wait, triage-pending, for the next day
             limit = len(only) if only is not None else width
             if only is None:
-                limit = budget.calls_left(limit) or 1
+                # One triage call per session set aside; the judgements it leads to are
+                # counted when the batch is charged.
+                limit = budget.reserve_calls(limit)
+                if limit == 0:
+                    break
             with transaction(ctx.sessions) as s:
                 request = Claim(ctx.owner, limit, lease_s, utcnow(), after_id=cursor)
                 batch = triage_db.claim_triage(s, request, only=only)
             if not batch:
+                budget.charge(ClassifierUsage())  # the calls set aside go back
                 break
             cursor = batch[-1].id
             spent = ClassifierUsage()
