@@ -60,6 +60,7 @@ ENTRY_POINTS = {
     "metrics",
     "operations",
     "ops_http",
+    "probe_deadline",
     "progress",
     "review_render",
     "review_reports",
