@@ -279,12 +279,12 @@ class AiderSession:
         elif m := ADDED.match(text):
             name = m.group(1).strip()
             (r.printed_paths if repo.is_absolute(name) else r.root_names).append(name)
-            self._touched(line, at, name)
+            self._touched(line, at, name, edited=False)
             kind = "added"
         elif m := CREATING.match(text):
             r.printed_paths.append(m.group(1).strip())
         elif m := APPLIED.match(text):
-            self._touched(line, at, m.group(1).strip())
+            self._touched(line, at, m.group(1).strip(), edited=True)
         elif m := (OLD_COMMIT if self.old_format else COMMIT).match(text):
             subject = (m.group(2) or "").strip()
             if has_words(subject):
@@ -295,10 +295,11 @@ class AiderSession:
             r.git_path = found.group(1)
         self._last_tool = kind
 
-    def _touched(self, line: int, at: int, path: str) -> None:
-        if path not in self._files:
+    def _touched(self, line: int, at: int, path: str, edited: bool) -> None:
+        """Every edit (the work items need each), a file added to the chat once."""
+        if edited or path not in self._files:
             self._files.add(path)
-            self._event(at, FileTouched(line, path))
+            self._event(at, FileTouched(line, path, edited))
 
     def _event(self, at: int, event: Event) -> None:
         self.events.append((at - self.offset, event))

@@ -288,14 +288,7 @@ class TranscriptSession:
             (f.event for f in self.facts if f.event is not None and f.line is not None),
             key=lambda e: e.line,
         )
-        seen_files: set[str] = set()
-        kept: list[Event] = []
-        for e in events:
-            if isinstance(e, FileTouched):
-                if e.path in seen_files:
-                    continue
-                seen_files.add(e.path)
-            kept.append(e)
+        kept: list[Event] = list(events)
         first = min((f.line for f in self.facts if f.line is not None), default=1)
         return ClosedSession(
             "claude_code",
