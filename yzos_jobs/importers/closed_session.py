@@ -66,7 +66,36 @@ def word_units(text: str) -> int:
 
 
 def is_candidate_title(title: str) -> bool:
-    return word_units(title) >= 2 and not noise_filter.is_noise(title)
+    """Two word units, not structural noise, not a line of pasted output."""
+    return (
+        word_units(title) >= 2
+        and not noise_filter.is_noise(title)
+        and not noise_filter.looks_pasted(title)
+    )
+
+
+_QUOTES = {'"': '"', "“": "”", "„": "“", "«": "»", "「": "」", "『": "』", "`": "`"}
+
+
+def bounded_title(text: str) -> str:
+    """A title at most TITLE_CHARS long; one cut at the bound inside a quotation drops the quote
+    left open (and what follows it), so a name never ends in an unbalanced quote."""
+    title = collapse(text, TITLE_CHARS)
+    if not title.endswith("…"):
+        return title
+    body = title[:-1]
+    open_at: int | None = None
+    closing: str | None = None
+    for i, ch in enumerate(body):
+        if closing is not None:
+            if ch == closing:
+                open_at, closing = None, None
+        elif ch in _QUOTES:
+            open_at, closing = i, _QUOTES[ch]
+    if open_at is None:
+        return title
+    kept = body[:open_at].rstrip(" ,:;-–—(")
+    return kept + "…" if kept else title
 
 
 def title_of(text: str, plan: str | None = None) -> str:
@@ -76,12 +105,12 @@ def title_of(text: str, plan: str | None = None) -> str:
     if plan:
         for line in plan.splitlines():
             if m := _HEADING.match(line.strip()):
-                return collapse(m.group(1), TITLE_CHARS)
+                return bounded_title(m.group(1))
     if lines and lines[0].endswith(":"):
         for line in lines[1:4]:
             if m := _HEADING.match(line):
-                return collapse(m.group(1), TITLE_CHARS)
-    return collapse(lines[0], TITLE_CHARS) if lines else ""
+                return bounded_title(m.group(1))
+    return bounded_title(lines[0]) if lines else ""
 
 
 def has_words(text: str) -> bool:
@@ -159,6 +188,7 @@ class ClosedSession:
             if named is None:
                 continue
             line, title, event = named
+            title = bounded_title(title)
             key = " ".join(title.casefold().split())
             if key in by_key:
                 by_key[key].evidence.append(item)
