@@ -297,9 +297,10 @@ class AiderSession:
 
     def _touched(self, line: int, at: int, path: str, edited: bool) -> None:
         """Every edit (the work items need each), a file added to the chat once."""
-        if edited or path not in self._files:
+        again = path in self._files
+        if edited or not again:
             self._files.add(path)
-            self._event(at, FileTouched(line, path, edited))
+            self._event(at, FileTouched(line, path, edited, again))
 
     def _event(self, at: int, event: Event) -> None:
         self.events.append((at - self.offset, event))

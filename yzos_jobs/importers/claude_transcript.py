@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -357,7 +357,13 @@ class TranscriptSession:
             (f.event for f in self.facts if f.event is not None and f.line is not None),
             key=lambda e: e.line,
         )
-        kept: list[Event] = list(events)
+        seen_files: set[str] = set()
+        kept: list[Event] = []
+        for e in events:
+            if isinstance(e, FileTouched):
+                e = replace(e, again=e.path in seen_files)
+                seen_files.add(e.path)
+            kept.append(e)
         first = min((f.line for f in self.facts if f.line is not None), default=1)
         return ClosedSession(
             "claude_code",

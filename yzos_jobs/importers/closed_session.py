@@ -144,14 +144,11 @@ class ClosedSession:
         return "" if self.segment == 1 else self.source_id
 
     def digest_lines(self) -> list[dict[str, Any]]:
-        """Every request and commit, and each file once (where it first shows)."""
+        """Every request and commit, and each file where the session first touched it."""
         lines: list[dict[str, Any]] = []
-        files: set[str] = set()
         for e in self.events:
-            if isinstance(e, FileTouched):
-                if e.path in files:
-                    continue
-                files.add(e.path)
+            if isinstance(e, FileTouched) and e.again:
+                continue
             if isinstance(e, Request):
                 lines.append({"line": e.line, "kind": "request", "text": e.text})
             elif isinstance(e, Commit):

@@ -39,6 +39,7 @@ class FileTouched:
     line: int
     path: str
     edited: bool = True  # False: only added to the chat
+    again: bool = False  # the session touched the file before: not in the digest again
 
 
 Event = Request | Commit | FileTouched
