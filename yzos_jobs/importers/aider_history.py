@@ -13,9 +13,14 @@ What is not a request, by structure: a command (`/add …`; `/ask`, `/code`, `/a
 to one of aider's questions (`… (Y)es/(N)o … [Yes]: all`), the prompt aider writes in
 watch-files mode (code excerpts marked `│ ⋮ █`), and an architect echo (the architect's reply,
 logged again as a `####` message for the editor model: its first line is the first line of the
-reply just above it). A commit that follows `Committing X before applying edits.` snapshots the
-user's own edits, one right after `Added X to the chat` is an old `/add` auto-commit: both stay
-in the digest but are not work items of their own.
+reply just above it). A commit that follows `Committing X before applying edits.` or the first
+versions' `Commit before the chat proceeds [y/n/commit message]?` snapshots the user's own edits,
+one right after `Added X to the chat` is an old `/add` auto-commit: they stay in the digest but
+are not work items of their own. A last line still unfinished (no newline yet: aider may be
+writing it, perhaps inside a UTF-8 sequence) is left for the next run, when it is complete.
+
+Two sessions of one file with the same identity (header and start-up block, byte for byte) are
+told apart by their order in the file: the second one's id ends in `:2`.
 
 The repository (see `SessionRepository.root`), in this order: the `Git working dir:` aider
 prints when started below the root; the `Git repo:` path, resolved against `Cur working dir:`
@@ -66,6 +71,10 @@ WORK_DIR = re.compile(r"^Git working dir: (.+)$")
 ADDED = re.compile(r"^Added (.+?) to the chat(?: \(read-only\))?\.?$")
 APPLIED = re.compile(r"^Applied edit to (.+)$")
 SNAPSHOT = re.compile(r"^Committing .+ before applying edits\.?$")
+# The first versions' question before a chat, answered on the same line; a commit that follows
+# (or is glued to the answer) snapshots the user's own edits.
+PRE_CHAT = re.compile(r"^Commit before the chat proceeds\b.*?\?\s*(.*)$")
+GLUED_COMMIT = re.compile(r"Commit ([0-9a-f]{6,40}) (.+)$")
 CONFIRM = re.compile(r"\(Y\)es/\(N\)o\b.*\]:\s*\S*$")
 COMMAND_LINE = re.compile(r"^(?:\S*[\\/])?aider(?:\.exe)?(?:\s|$)|\s-m\s+aider(?:\s|$)")
 HISTORY_FLAG = re.compile(r"--chat-history-file(?:=|\s+)(\S+)")
@@ -181,6 +190,9 @@ class AiderSession:
     end: int = 0  # byte offset where it ends (the next header, or the end read so far)
     ended_at: datetime | None = None  # the next header's time
     closed: bool = False  # a later header exists
+    # Earlier sessions of the file read with the same identity bytes (the same second, the same
+    # start-up): the position in the file tells them apart.
+    repeat: int = 0
     _identity: bytearray = field(default_factory=bytearray)
     _identity_done: bool = False
     _external_id: tuple[int, str] | None = field(default=None, compare=False, repr=False)
@@ -216,7 +228,7 @@ class AiderSession:
             digest = blake3(bytes(self._identity)).hexdigest()[:20]
             known = (len(self._identity), f"{self.started_at:%Y%m%dT%H%M%S}:{digest}")
             self._external_id = known
-        return known[1]
+        return known[1] if self.repeat == 0 else f"{known[1]}:{self.repeat + 1}"
 
     # --- lines -----------------------------------------------------------------------------
 
@@ -276,6 +288,10 @@ class AiderSession:
             r.work_dir = r.work_dir or m.group(1).strip()
         elif SNAPSHOT.match(text):
             kind = "snapshot"
+        elif m := PRE_CHAT.match(text):
+            kind = "snapshot"
+            if (glued := GLUED_COMMIT.search(m.group(1))) and has_words(glued.group(2)):
+                self._event(at, Commit(line, glued.group(1), glued.group(2).strip(), work=False))
         elif m := ADDED.match(text):
             name = m.group(1).strip()
             (r.printed_paths if repo.is_absolute(name) else r.root_names).append(name)
@@ -370,6 +386,14 @@ def read_sessions(
     before the first header belong to no session."""
     current: AiderSession | None = None
     offset = before.offset
+    identities: dict[str, int] = {}
+
+    def counted(session: AiderSession) -> AiderSession:
+        base = session.external_id
+        session.repeat = identities.get(base, 0)
+        identities[base] = session.repeat + 1
+        return session
+
     for line_no, end, raw in lines:
         line_start, offset = offset, end
         if raw is None:
@@ -394,7 +418,7 @@ def read_sessions(
             started = None
         if current is not None:
             current.finish(line_start, started, closed=True)
-            yield current
+            yield counted(current)
         current = None
         if started is None:
             continue
@@ -402,7 +426,7 @@ def read_sessions(
         current._identity += raw.removeprefix(_BOM)
     if current is not None:
         current.finish(offset, None, closed=False)
-        yield current
+        yield counted(current)
 
 
 class FileRoot:
