@@ -1,10 +1,10 @@
 """Work items of a closed coding session, by what the tool's log shows was done.
 
 A commit closes a work item: the requests since the previous work item, and the edits made for
-them, lead to it. Commits that follow one another with no request between them are one work
-item (aider committing each reply to one request, Claude Code committing in steps). Edits the
-session made after its last commit (or in a session that never commits) are one run of applied
-edits: one work item, for the requests that led to it. A request after which nothing was edited
+them, lead to it. A commit that follows another with no request between them is a work item of
+its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
+steps), with no request. Edits the session made after its last commit (or in a session that
+never commits) are one run of applied edits: one work item, for the requests that led to it. A request after which nothing was edited
 or committed (a question, chatter, a failed start) belongs to no work item: it is evidence of the
 session.
 
@@ -76,6 +76,8 @@ def work_items(events: Sequence[Event]) -> tuple[list[WorkItem], list[Request]]:
         elif isinstance(e, Commit):
             if not e.work:
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
+            if committed:
+                close()  # a commit after a commit: the next work item
             current.commits.append(e)
             committed = True
         else:
