@@ -143,7 +143,7 @@ class ImportersSettings(_Section):
     max_field_chars: int = Field(default=4000, ge=16, le=1_000_000)
     # A work item whose name is this close (shingle Jaccard) to an open task of its project is
     # a sighting of that task; 1 merges only names of the same shingles.
-    same_task_similarity: float = Field(default=0.5, ge=0.0, le=1.0)
+    same_task_similarity: float = Field(default=0.55, ge=0.0, le=1.0)
 
 
 class Settings(_Section):

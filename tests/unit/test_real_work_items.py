@@ -1,0 +1,101 @@
+"""Work items, not lines, on real aider histories and Claude Code transcripts: the requests that
+lead to one commit or one run of applied edits are one task candidate, the rest is evidence; the
+same work in a later session is a sighting of the open task. Read through the importers' own
+parsing (no database: the write path is tested in tests/integration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.corpus import (
+    AQUATICAT,
+    COMMITS,
+    HEALTH,
+    MOZGOSLAV,
+    REAL,
+    SUPPLYCHAIN,
+)
+from yzos_jobs.config import load_settings
+from yzos_jobs.importers.aider_history import history_sessions
+from yzos_jobs.importers.claude_code import transcript_groups
+from yzos_jobs.importers.claude_transcript import transcript_sessions
+from yzos_jobs.importers.closed_session import ClosedSession, bounded_title
+from yzos_jobs.importers.same_work import OpenTaskNames
+
+CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
+PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"
+
+
+def aider(source: str) -> list[ClosedSession]:
+    return history_sessions(REAL / source)
+
+
+def claude(source: str) -> list[ClosedSession]:
+    [group] = transcript_groups([(REAL / source).resolve()])
+    return transcript_sessions(group)
+
+
+def session_at(sessions: list[ClosedSession], header_line: int) -> ClosedSession:
+    [found] = [s for s in sessions if s.project_line == header_line]
+    return found
+
+
+def test_requests_are_grouped_under_their_commit() -> None:
+    first = aider(HEALTH)[0]
+    [named, *_] = first.tasks()
+    # two requests (the second after `/code`), one commit: one task, named by the commit
+    assert named.title == "add script to check repository metrics via GitHub GraphQL API"
+    assert named.item.lines() == [31, 142, 281]
+    [candidate] = [c for c in first.candidates(4000) if c.source_line == 281]
+    context = candidate.surrounding_text or ""
+    assert "evidence lines: 31, 142, 281" in context
+    assert "request (line 142): Please write a .sh file" in context
+    assert "files: metrics_check.sh" in context
+    assert not [c for c in first.candidates(4000) if c.source_line in (31, 142)]
+
+
+def test_a_question_with_no_edit_is_evidence_of_the_session() -> None:
+    [asking] = [s for s in aider(MOZGOSLAV) if any(r.line == 163 for r in s.idle_requests())]
+    assert all(163 not in t.item.lines() for t in asking.tasks())
+    [project] = [c for c in asking.candidates(4000) if c.suggested_kind == "project"]
+    assert "asked (line 163): " in (project.surrounding_text or "")
+
+
+def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:
+    session = session_at(aider(PGSTNDTRPRT), 2591)
+    # one request of 640 lines (code, pip output, a traceback), then the edits and a commit
+    [task] = session.tasks()
+    assert task.title == "Update requirements.txt and create nclex_dashboard.py"
+    assert task.item.lines() == [2601, 3245]
+    assert [r.line for r in task.item.requests] == [2601]
+
+
+def test_commits_in_a_row_are_work_items_of_their_own() -> None:
+    # watch mode: `AI!` comments committed one after another, no request between them
+    titles = [t.title for s in aider(AQUATICAT) for t in s.tasks()]
+    assert "Reorganize exports in index.ts" in titles
+    assert "Clean up comments in index" not in titles  # a snapshot of the user's own edits
+
+
+def test_one_work_item_continued_in_a_second_session_is_one_task() -> None:
+    names = OpenTaskNames(threshold=load_settings(CONFIG).importers.same_task_similarity)
+    seen: dict[int, str] = {}
+    for session in aider(SUPPLYCHAIN):
+        for task in session.tasks():
+            seen[task.line] = names.same_work(session.project_path, task.title) or task.title
+    # a later session asks again, in other words, for the role approval its commit made
+    assert seen[4632] == "Añadir funcionalidad de aprobación de roles para admins"
+    assert seen[5020] == seen[4632]  # "agregar funcionalidad de aprobación de roles para …"
+
+
+def test_claude_code_commits_name_their_work_items() -> None:
+    tasks = [t for s in claude(COMMITS) for t in s.tasks()]
+    assert tasks and all(t.event.__class__.__name__ == "Commit" for t in tasks)
+
+
+def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path) -> None:
+    first = aider(HEALTH)[0]
+    request = next(e for e in first.events if getattr(e, "line", 0) == 31)
+    text = f'Rename the check "{request.text}"'  # a real request, quoted past the bound
+    title = bounded_title(text)
+    assert title == "Rename the check…"
