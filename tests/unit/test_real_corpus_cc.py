@@ -23,8 +23,9 @@ LABEL_KEYS = {
     "project_path_hint",
     "items",
     "persons",
+    "split",
 }
-CC_BUDGET_BYTES = 2_000_000
+CC_BUDGET_BYTES = 5_000_000
 CC_MAX_FILES = 40
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000
@@ -85,6 +86,7 @@ def test_every_label_line_has_the_agreed_shape() -> None:
     for label in labels:
         assert set(label) == LABEL_KEYS, label["source"]
         assert label["format"] == "claude-code"
+        assert label["split"] in ("tuning", "held-out")  # tuned on, or only ever scored
         assert label["source"].startswith("claude-code/") and label["source"].endswith(".jsonl")
         assert label["project"] and isinstance(label["project"], str)
         assert isinstance(label["persons"], list)
