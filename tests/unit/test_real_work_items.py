@@ -15,6 +15,7 @@ from tests.support.corpus import (
     REAL,
     SUPPLYCHAIN,
 )
+from tests.support.corpus import history as history_at
 from yzos_jobs.config import load_settings
 from yzos_jobs.importers.aider_history import history_sessions
 from yzos_jobs.importers.claude_code import transcript_groups
@@ -99,3 +100,16 @@ def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path)
     text = f'Rename the check "{request.text}"'  # a real request, quoted past the bound
     title = bounded_title(text)
     assert title == "Rename the check…"
+
+
+CAREER_OS = "aider/djha786543-gif__career-os-v2/backend/.aider.chat.history.md"
+
+
+def test_a_moved_history_takes_the_repository_its_printed_paths_show(tmp_path: Path) -> None:
+    # committed into `backend/` of another repository: no `.git` beside it, and aider printed
+    # `Repo-map can't include C:\…\career-os-backend\v2`, a path of the repository it ran in
+    history = history_at(tmp_path, CAREER_OS)
+    repositories = {s.project_path for s in history_sessions(history)}
+    assert repositories == {r"C:\Users\DJ\Desktop\career\files (33)\career-os-backend"}
+    (history.parent / ".git").mkdir()  # where it sits is a repository's root after all
+    assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}

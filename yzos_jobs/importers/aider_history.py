@@ -81,6 +81,8 @@ HISTORY_FLAG = re.compile(r"--chat-history-file(?:=|\s+)(\S+)")
 MODE_COMMAND = re.compile(r"^/(?:ask|code|architect|context|copy-context)(?:\s+|$)")
 OLD_TOOL = re.compile(r"^_(.*)_\s*$")
 CREATING = re.compile(r"^Creating empty file (.+)$")
+# A path git tracks that aider could not map: an absolute path inside the repository.
+MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer exists)?$")
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 
 REQUEST_CHARS = 2000  # of a request's text kept in memory
@@ -104,6 +106,7 @@ class SessionRepository:
     given_paths: list[str] = field(default_factory=list)
     root_names: list[str] = field(default_factory=list)
     given_names: list[str] = field(default_factory=list)
+    inside_paths: list[str] = field(default_factory=list)  # absolute, somewhere in the repository
 
     @property
     def history_flag(self) -> str | None:
@@ -147,12 +150,27 @@ class SessionRepository:
         written_in = (
             repo.normalise(str(repo.join(flag, ".."))) if flag and repo.is_absolute(flag) else None
         )
-        base = written_in or file_root() or repo.normalise(str(history.parent))
+        base = written_in or file_root() or self.moved_root(history)
         git = self.git_repo if self.git_repo and self.git_repo.lower() != "none" else None
         if base is None or git is None or repo.only_climbs(git):
             return base
         joined = repo.join(base, git)
         return repo.repository_of_git_dir(joined) if joined else base
+
+    def moved_root(self, history: Path) -> str | None:
+        """Where the history sits, unless it sits in no repository's root (no `.git` beside it)
+        and the session printed absolute paths inside its repository that do not run through a
+        folder of that name: then the history was moved (committed into another repository,
+        or into a subfolder), and the repository is the one those paths show (the directory
+        holding the first of them)."""
+        here = repo.normalise(str(history.parent))
+        if not self.inside_paths or (history.parent / ".git").exists():
+            return here
+        folder = history.parent.name
+        for path in self.inside_paths:
+            if folder in repo.segments(path)[:-1]:
+                return here  # the paths run through a folder of the history's own name
+        return repo.join(self.inside_paths[0], "..")
 
     @property
     def at_history_root(self) -> bool:
@@ -299,6 +317,9 @@ class AiderSession:
             kind = "added"
         elif m := CREATING.match(text):
             r.printed_paths.append(m.group(1).strip())
+        elif (m := MISSING_FROM_MAP.match(text)) and len(r.inside_paths) < MAX_PATHS:
+            if repo.is_absolute(path := m.group(1).strip()):
+                r.inside_paths.append(path)
         elif m := APPLIED.match(text):
             self._touched(line, at, m.group(1).strip(), edited=True)
         elif m := (OLD_COMMIT if self.old_format else COMMIT).match(text):

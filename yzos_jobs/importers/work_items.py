@@ -4,9 +4,9 @@ A commit closes a work item: the requests since the previous work item, and the 
 them, lead to it. A commit that follows another with no request between them is a work item of
 its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
 steps), with no request. Edits the session made after its last commit (or in a session that
-never commits) are one run of applied edits: one work item, for the requests that led to it. A request after which nothing was edited
-or committed (a question, chatter, a failed start) belongs to no work item: it is evidence of the
-session.
+never commits) are one run of applied edits: one work item, for the requests that led to it. A
+request after which nothing was edited or committed (a question, chatter, a failed start)
+belongs to no work item: it is evidence of the session.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
 else by its first request whose title is one; an item with neither is no task candidate. Its
