@@ -17,9 +17,14 @@ from tests.support.corpus import (
 )
 from tests.support.corpus import history as history_at
 from yzos_jobs.config import load_settings
+from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.aider_history import history_sessions
 from yzos_jobs.importers.claude_code import transcript_groups
-from yzos_jobs.importers.claude_transcript import transcript_sessions
+from yzos_jobs.importers.claude_transcript import (
+    commit_subject,
+    confirmed_commit,
+    transcript_sessions,
+)
 from yzos_jobs.importers.closed_session import ClosedSession, bounded_title
 from yzos_jobs.importers.same_work import OpenTaskNames
 
@@ -113,3 +118,53 @@ def test_a_moved_history_takes_the_repository_its_printed_paths_show(tmp_path: P
     assert repositories == {r"C:\Users\DJ\Desktop\career\files (33)\career-os-backend"}
     (history.parent / ".git").mkdir()  # where it sits is a repository's root after all
     assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}
+
+
+CATALOG = "aider/AndreasDebel__HaaV-CatalogService/.aider.chat.history.md"
+SENIALES = "aider/Blizard32__seniales/.aider.chat.history.md"
+KEVINMATZ = "aider/kevinmatz__AiderExperiments/aider.chat.history 2023-10-02_1654.md"
+
+
+def _lines(source: str) -> list[str]:
+    return (REAL / source).read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def test_a_uuid_inside_a_pasted_line_makes_it_noise_and_the_request_keeps_its_first_line() -> None:
+    pasted = _lines(CATALOG)[22].removeprefix("#### ").strip()  # `Sending HTTP request GET …`
+    assert "7125e019-c469-4dbd-93e5-426de6652523" in pasted
+    assert noise_filter.is_noise(pasted)
+    [request] = [e for s in aider(CATALOG) for e in s.events if getattr(e, "line", 0) == 22]
+    assert request.title.startswith("when my CatalogClient tries to access the endpoint")
+
+
+def test_shell_commands_and_help_typed_at_the_prompt_are_no_tasks() -> None:
+    typed = _lines(SENIALES)[27].removeprefix("#### ").strip()
+    assert typed == "setx OLLAMA_API_BASE:" and noise_filter.looks_pasted(typed)
+    titles = [t.title for s in aider(SENIALES) for t in s.tasks()]
+    assert typed not in titles
+    assert not any(r.title == typed for s in aider(SENIALES) for r in s.idle_requests())
+    # `/help` is a command, and aider's help output that follows it is aider's, not a request
+    kevin = aider(KEVINMATZ)
+    requests = {e.line for s in kevin for e in s.events if e.__class__.__name__ == "Request"}
+    assert not {17, 557, 599} & requests
+
+
+def test_each_claude_code_commit_form_gives_its_subject() -> None:
+    [heredoc, *_] = [
+        c for s in claude(COMMITS) for c in s.events if c.__class__.__name__ == "Commit"
+    ]
+    # `git commit -m "$(cat <<'EOF' … EOF)"` confirmed by git's `[branch sha]` line
+    assert heredoc.subject == (
+        "build: migrate dependency management from requirements.txt to pyproject.toml"
+    )
+    subject = heredoc.subject
+    quiet = f'git add pyproject.toml && git commit -q -m "{subject}"'
+    assert commit_subject(quiet) == subject
+    assert confirmed_commit(quiet, "") is None  # nothing shows it was made
+    logged = f"{quiet} && git log --oneline -1"
+    assert confirmed_commit(logged, f"1a2b3c4 {subject}\n") == ("1a2b3c4", subject)
+    pushed = f"{quiet} && git push"
+    shown = "To github.com:me/trivivo.git\n   0f1e2d3..1a2b3c4  main -> main\n"
+    assert confirmed_commit(pushed, shown) == ("1a2b3c4", None)
+    stdin = f"git commit -F - <<'EOF'\n{subject}\n\nbody\nEOF"
+    assert commit_subject(stdin) == subject

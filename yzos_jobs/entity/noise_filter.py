@@ -124,7 +124,7 @@ _PASTED = re.compile(
       | \[[A-Z]{3,9}\]
       | \$\s
       | [A-Za-z]+\s+[A-Za-z_][A-Za-z0-9_]*=
-      | [A-Za-z]+\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:\s|$)
+      | [A-Za-z]+\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:[\s:=]|$)
     )""",
     re.VERBOSE,
 )
