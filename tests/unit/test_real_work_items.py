@@ -10,6 +10,7 @@ from pathlib import Path
 from tests.support.corpus import (
     AQUATICAT,
     COMMITS,
+    FLASK,
     HEALTH,
     MOZGOSLAV,
     REAL,
@@ -168,3 +169,37 @@ def test_each_claude_code_commit_form_gives_its_subject() -> None:
     assert confirmed_commit(pushed, shown) == ("1a2b3c4", None)
     stdin = f"git commit -F - <<'EOF'\n{subject}\n\nbody\nEOF"
     assert commit_subject(stdin) == subject
+
+
+def test_two_same_second_sessions_are_two_sessions(tmp_path: Path) -> None:
+    # a real session written twice: same header second, same start-up, byte for byte
+    session = (REAL / FLASK).read_bytes()
+    twice = tmp_path / "repo" / ".aider.chat.history.md"
+    twice.parent.mkdir()
+    twice.write_bytes(session + session)
+    first, second = history_sessions(twice)
+    assert first.started_at == second.started_at
+    assert second.external_id == f"{first.external_id}:2"
+    assert [t.title for t in second.tasks()] == [t.title for t in first.tasks()]
+
+
+def test_an_old_pre_chat_commit_is_no_work_item(tmp_path: Path) -> None:
+    # the first versions asked to commit the user's own edits before the chat went on
+    history = tmp_path / "repo" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text(
+        "# aider chat started at 2023-07-16 18:40:00\n\n> aider server.py\n"
+        "> Git repo has uncommitted changes.\n"
+        "> Commit before the chat proceeds [y/n/commit message]? Added aider.* to the .gitignore"
+        " file.\n> Commit c524b23 Added aider.* to the .gitignore file.\n"
+        "> Use up-arrow to retry previous command: Add a health check endpoint to server.py\n\n"
+        "#### Add a health check endpoint to server.py\n\n"
+        "Here is the change.\n\n> Applied edit to server.py\n"
+        "> Commit 5d6e7f8 aider: Added a /health endpoint to server.py.\n"
+    )
+    [session] = history_sessions(history)
+    [task] = session.tasks()
+    assert task.title == "Added a /health endpoint to server.py."
+    assert [r.title for r in task.item.requests] == ["Add a health check endpoint to server.py"]
+    commits = [e for e in session.events if e.__class__.__name__ == "Commit"]
+    assert [c.work for c in commits] == [False, True]
