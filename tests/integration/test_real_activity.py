@@ -201,7 +201,17 @@ def test_one_repository_seen_through_another_relative_path_or_a_moved_history(
 def test_claude_code_corpus_imports_without_errors_each_session_ended_once(
     db_url: str, tmp_path: Path
 ) -> None:
-    sources = sorted(str(p.relative_to(REAL)) for p in (REAL / "claude-code").rglob("*.jsonl"))
+    # the tuning split's transcripts and their subagents' (the held-out split is only scored)
+    tuning = [
+        row["source"]
+        for row in map(json.loads, (REAL / "labels-claude-code.jsonl").read_text().splitlines())
+        if row["split"] == "tuning"
+    ]
+    sources = sorted(
+        str(p.relative_to(REAL))
+        for main in tuning
+        for p in [REAL / main, *(REAL / main).with_suffix("").rglob("*.jsonl")]
+    )
     for source in sources:
         transcript(tmp_path, source)
     main = transcript(tmp_path, REVIEW)
@@ -230,7 +240,8 @@ def test_claude_code_corpus_imports_without_errors_each_session_ended_once(
     assert stats.error_messages == [
         f"{broken}:{lines}: not JSON (Expecting property name enclosed in double quotes)"
     ]
-    assert (stats.sessions, stats.sessions_ended) == (13, 13)  # the subagent's is its session's
+    # one session per labelled one: the subagent's is its session's
+    assert (stats.sessions, stats.sessions_ended) == (len(tuning), len(tuning))
     with ctx.sessions() as s:
         review = s.scalars(
             select(ActivitySession).where(ActivitySession.external_id == main.stem)
