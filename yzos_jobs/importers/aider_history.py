@@ -81,6 +81,10 @@ HISTORY_FLAG = re.compile(r"--chat-history-file(?:=|\s+)(\S+)")
 MODE_COMMAND = re.compile(r"^/(?:ask|code|architect|context|copy-context)(?:\s+|$)")
 OLD_TOOL = re.compile(r"^_(.*)_\s*$")
 CREATING = re.compile(r"^Creating empty file (.+)$")
+# aider's word about a file it could not read: the absolute path it printed, and the name it
+# printed relative to the repository's root.
+FILE_ERROR = re.compile(r"^((?:[A-Za-z]:)?[\\/][^:*?\"<>|]+?): \S")
+UNREADABLE = re.compile(r"^Unable to read (.+)$")
 # A path git tracks that aider could not map: an absolute path inside the repository.
 MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer exists)?$")
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
@@ -317,6 +321,10 @@ class AiderSession:
             kind = "added"
         elif m := CREATING.match(text):
             r.printed_paths.append(m.group(1).strip())
+        elif (m := UNREADABLE.match(text)) and len(r.root_names) < MAX_PATHS:
+            r.root_names.append(m.group(1).strip())
+        elif (m := FILE_ERROR.match(text)) and len(r.printed_paths) < MAX_PATHS:
+            r.printed_paths.append(m.group(1))
         elif (m := MISSING_FROM_MAP.match(text)) and len(r.inside_paths) < MAX_PATHS:
             if repo.is_absolute(path := m.group(1).strip()):
                 r.inside_paths.append(path)
