@@ -72,6 +72,7 @@ _PUSHED = re.compile(
     re.MULTILINE,
 )
 COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
+BODY_CHARS = 1000  # of a commit message's body kept as evidence
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 
 
@@ -99,6 +100,7 @@ class _Pending:
     cwd: str | None
     subject: str | None
     command: str
+    body: str = ""
 
 
 def _text_parts(content: Any) -> list[str]:
@@ -166,8 +168,8 @@ def _after_tag(segment: str) -> str:
     return segment[blank.end() :] if blank else ""
 
 
-def commit_subject(command: str) -> str | None:
-    """The first line of the message a `git commit` command passes: `-m "…"` (its value may be a
+def commit_message(command: str) -> tuple[str, str] | None:
+    """(subject, body) of the message a `git commit` command passes: `-m "…"` (its value may be a
     `$(cat <<EOF …)` heredoc), or a heredoc given on standard input (`-F -`, `--file=-`). Only
     what follows `git commit` counts: a heredoc that wrote a file before it is no message."""
     found = _GIT_COMMIT.search(command)
@@ -185,8 +187,18 @@ def commit_subject(command: str) -> str | None:
         message = heredoc.group(2)
     if not message:
         return None
-    first = next((line.strip() for line in message.splitlines() if line.strip()), "")
-    return first if has_words(first) and not first.startswith("$(") else None
+    lines = [line.strip() for line in message.splitlines()]
+    at = next((i for i, line in enumerate(lines) if line), 0)
+    first = lines[at] if lines else ""
+    if not has_words(first) or first.startswith("$("):
+        return None
+    return first, "\n".join(line for line in lines[at + 1 :] if line)[:BODY_CHARS]
+
+
+def commit_subject(command: str) -> str | None:
+    """The subject of the message a `git commit` command passes (see `commit_message`)."""
+    message = commit_message(command)
+    return message[0] if message else None
 
 
 def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None:
@@ -291,14 +303,16 @@ class TranscriptReader:
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 if _GIT_COMMIT.search(command) and isinstance(part.get("id"), str):
+                    subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
                         base.uuid,
                         base.session_id,
                         base.line,
                         base.at,
                         base.cwd,
-                        commit_subject(command),
+                        subject,
                         command[:COMMAND_CHARS],
+                        body,
                     )
             elif name in _EDIT_TOOLS and base.line is not None:
                 path = tool_input.get("file_path") or tool_input.get("notebook_path")
@@ -327,7 +341,7 @@ class TranscriptReader:
             subject = call.subject or printed
             if not subject:
                 continue
-            commit = Commit(call.line, sha, clean_text(subject, 1000) or subject)
+            commit = Commit(call.line, sha, clean_text(subject, 1000) or subject, body=call.body)
             out.append(Fact(call.uuid, call.session_id, call.line, call.at, call.cwd, commit))
         return out
 
