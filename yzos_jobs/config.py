@@ -162,6 +162,9 @@ class ImportersSettings(_Section):
     # An aider or Claude Code session whose files have not changed for this long has ended.
     session_idle_s: int = Field(default=1800, ge=0, le=7 * DAY_S)
     max_field_chars: int = Field(default=4000, ge=16, le=1_000_000)
+    # A work item whose name is this close (shingle Jaccard) to an open task of its project is
+    # a sighting of that task; 1 merges only names of the same shingles.
+    same_task_similarity: float = Field(default=0.55, ge=0.0, le=1.0)
 
 
 class DaemonSettings(_Section):

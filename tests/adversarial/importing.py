@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -89,9 +90,45 @@ def cc_line(uuid: str, text: str, session_id: str = "sess-1", **extra: Any) -> s
     return json.dumps(record) + "\n"
 
 
+def cc_edit(uuid: str, path: str, session_id: str = "sess-1") -> str:
+    """An assistant turn that edits `path` (an Edit tool call): what makes a request work."""
+    record = {
+        "uuid": uuid,
+        "sessionId": session_id,
+        "cwd": "/home/me/code/hostile",
+        "type": "assistant",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": f"t-{uuid}",
+                    "name": "Edit",
+                    "input": {"file_path": path},
+                }
+            ],
+        },
+        "timestamp": "2026-11-04T10:00:01Z",
+    }
+    return json.dumps(record) + "\n"
+
+
 def candidate_texts(db_url: str) -> list[str]:
     with make_ctx(db_url).sessions() as s:
         return list(s.scalars(select(EntityCandidate.raw_text).order_by(EntityCandidate.id)))
+
+
+_ASKED = re.compile(r"^asked \(line \d+\): (.*)$", re.MULTILINE)
+
+
+def requests_seen(db_url: str) -> list[str]:
+    """The candidates' names and the requests the sessions' project candidates carry as
+    evidence (asked, and nothing edited after them)."""
+    with make_ctx(db_url).sessions() as s:
+        rows = list(s.execute(select(EntityCandidate.raw_text, EntityCandidate.surrounding_text)))
+    return [name for name, _ in rows] + [
+        asked for _, context in rows for asked in _ASKED.findall(context or "")
+    ]
 
 
 def session_ids(db_url: str) -> set[str]:

@@ -21,6 +21,7 @@ from tests.adversarial.importing import (
     idle_config,
     jsonl_line,
     only_skipped_at,
+    requests_seen,
     run_import,
     where,
 )
@@ -106,7 +107,7 @@ def test_claude_code_and_aider_lines_past_the_bound_are_one_line_each(
     )
     assert cc.returncode == 0
     only_skipped_at(cc, where(transcript, 2))
-    assert {"add the cache layer", "measure the cache layer"} <= set(candidate_texts(db_url))
+    assert {"add the cache layer", "measure the cache layer"} <= set(requests_seen(db_url))
 
     history = tmp_path / "repo" / ".aider.chat.history.md"
     history.parent.mkdir()
@@ -118,7 +119,7 @@ def test_claude_code_and_aider_lines_past_the_bound_are_one_line_each(
     aider = run_import("aider", history, db_url=db_url, cwd=tmp_path, config=idle_config(tmp_path))
     assert aider.returncode == 0
     only_skipped_at(aider, where(history, 5))
-    texts = candidate_texts(db_url)
+    texts = requests_seen(db_url)
     assert "add the export button" in texts and "export as csv too" in texts
 
 
@@ -235,7 +236,7 @@ def test_unreadable_file_and_directory_are_one_line_each_and_the_rest_imported(
             f"skipped {dangling}: cannot read (No such file or directory)",
         ]
     )
-    texts = candidate_texts(db_url)
+    texts = requests_seen(db_url)
     assert "import the readable one" in texts
     assert "never read" not in texts and "never listed" not in texts
 

@@ -12,10 +12,12 @@ from sqlalchemy import create_engine, select, text
 
 from tests.adversarial.importing import (
     candidate_texts,
+    cc_edit,
     cc_line,
     idle_config,
     jsonl_line,
     only_skipped_at,
+    requests_seen,
     run_import,
     session_ids,
     where,
@@ -73,7 +75,7 @@ def test_claude_code_line_nested_100000_deep_is_one_line_and_the_file_goes_on(
     )
     assert first.returncode == 0
     only_skipped_at(first, where(path, 2))
-    assert {"add a retry to the uploader", "ship it now"} <= set(candidate_texts(db_url))
+    assert {"add a retry to the uploader", "ship it now"} <= set(requests_seen(db_url))
     _rerun_is_quiet("claude-code", tmp_path / "projects", db_url, tmp_path)
 
 
@@ -145,7 +147,7 @@ def test_claude_code_lone_surrogate_in_every_field_is_replaced_and_imported(
         config=idle_config(tmp_path),
     )
     assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
-    assert "rename the \ufffd module" in candidate_texts(db_url)
+    assert "rename the \ufffd module" in requests_seen(db_url)
     assert session_ids(db_url) == {"sess\ufffd"}
 
 
@@ -208,7 +210,7 @@ def test_claude_code_timestamp_out_of_range_is_reported_and_skipped(
     )
     assert imported.returncode == 0
     only_skipped_at(imported, where(path, 2))
-    texts = candidate_texts(db_url)
+    texts = requests_seen(db_url)
     assert "add the export command" in texts and "document the export command" in texts
     assert "this one is from year zero" not in texts
 
@@ -228,7 +230,7 @@ def test_aider_header_with_impossible_date_costs_only_its_session(
     )
     assert imported.returncode == 0
     only_skipped_at(imported, where(history, 5))
-    texts = candidate_texts(db_url)
+    texts = requests_seen(db_url)
     assert "add the login form" in texts and "add the logout button" in texts
     assert "from a month that does not exist" not in texts
 
@@ -295,10 +297,13 @@ def test_claude_code_and_aider_records_refused_by_the_database_cost_only_themsel
     _refuse_poison(db_url)
     transcript = tmp_path / "projects" / "-home-me" / "sess-1.jsonl"
     transcript.parent.mkdir(parents=True)
-    transcript.write_text(
-        cc_line("u1", "add the upload form")
-        + cc_line("u2", "feed it the poison input")
-        + cc_line("u3", "add the download link")
+    transcript.write_text(  # three sessions, each a request and its edit: three work items
+        cc_line("u1", "add the upload form", "s1")
+        + cc_edit("e1", "/home/me/code/hostile/up.py", "s1")
+        + cc_line("u2", "feed it the poison input", "s2")
+        + cc_edit("e2", "/home/me/code/hostile/pill.py", "s2")
+        + cc_line("u3", "add the download link", "s3")
+        + cc_edit("e3", "/home/me/code/hostile/down.py", "s3")
     )
     imported = run_import(
         "claude-code",
@@ -308,7 +313,7 @@ def test_claude_code_and_aider_records_refused_by_the_database_cost_only_themsel
         config=idle_config(tmp_path),
     )
     assert imported.returncode == 0
-    only_skipped_at(imported, where(transcript, 2))
+    only_skipped_at(imported, where(transcript, 3))
     texts = candidate_texts(db_url)
     assert "add the upload form" in texts and "add the download link" in texts
 
@@ -316,12 +321,15 @@ def test_claude_code_and_aider_records_refused_by_the_database_cost_only_themsel
     history.parent.mkdir()
     history.write_text(
         "# aider chat started at 2026-11-04 10:00:00\n\n#### add the search box\n\n"
+        "> Applied edit to search.py\n\n"
         "# aider chat started at 2026-11-04 11:00:00\n\n#### remove the poison pill\n\n"
-        "# aider chat started at 2026-11-04 12:00:00\n\n#### add the results page\n"
+        "> Applied edit to pill.py\n\n"
+        "# aider chat started at 2026-11-04 12:00:00\n\n#### add the results page\n\n"
+        "> Applied edit to results.py\n"
     )
     aider = run_import("aider", history, db_url=db_url, cwd=tmp_path, config=idle_config(tmp_path))
     assert aider.returncode == 0
-    only_skipped_at(aider, where(history, 7))  # the refused request's own line
+    only_skipped_at(aider, where(history, 9))  # the refused request's own line
     texts = candidate_texts(db_url)
     assert "add the search box" in texts and "add the results page" in texts
 
@@ -370,7 +378,7 @@ def test_claude_code_repeated_uuid_in_one_batch_keeps_the_first(
         config=idle_config(tmp_path),
     )
     assert imported.returncode == 0 and imported.counts["skipped"] == 1
-    texts = candidate_texts(db_url)
+    texts = requests_seen(db_url)
     assert "add the first feature" in texts and "a copy that differs" not in texts
 
 
@@ -411,6 +419,6 @@ def test_claude_code_long_ids_that_differ_only_at_the_end_stay_apart(
         config=idle_config(tmp_path),
     )
     assert imported.returncode == 0 and imported.skipped == []
-    texts = candidate_texts(db_url)
+    texts = requests_seen(db_url)
     assert "add the first long one" in texts and "add the second long one" in texts
     assert len(session_ids(db_url)) == 2

@@ -19,7 +19,16 @@ AIDER = REAL / "aider"
 AIDER_HEADER = re.compile(
     rb"^(?:\xef\xbb\xbf)?# [Aa]ider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})"
 )
-FIELDS = {"source", "format", "session_start", "project", "project_path_hint", "items", "persons"}
+FIELDS = {
+    "source",
+    "format",
+    "session_start",
+    "project",
+    "project_path_hint",
+    "items",
+    "persons",
+    "split",
+}
 
 
 def _labels() -> list[dict[str, Any]]:
@@ -63,6 +72,7 @@ def test_label_has_its_fields_and_its_source_exists(row: dict[str, Any]) -> None
     assert row.keys() >= FIELDS, FIELDS - row.keys()
     assert (REAL / row["source"]).is_file(), row["source"]
     assert isinstance(row["project"], str) and row["project"]
+    assert row["split"] in ("tuning", "held-out")  # tuned on, or only ever scored
     assert row["project_path_hint"] is None or isinstance(row["project_path_hint"], str)
     assert isinstance(row["persons"], list)
     for item in row["items"]:

@@ -74,11 +74,31 @@ def is_placeholder(text: str) -> bool:
     return rest != text and not any(ch.isalnum() for ch in rest)
 
 
+# Machine tokens inside a text: UUIDs, hex runs of 8+ in one case with a digit, digit runs of 6+
+# (timestamps, request numbers).
+_MACHINE_TOKEN = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|(?<![0-9A-Za-z])(?=[0-9a-f]*[0-9])[0-9a-f]{8,}(?![0-9A-Za-z])"
+    r"|(?<![0-9A-Za-z])(?=[0-9A-F]*[0-9])[0-9A-F]{8,}(?![0-9A-Za-z])"
+    r"|[0-9]{6,}"
+)
+MACHINE_SHARE = 0.4  # of a text's non-space characters in machine tokens: noise
+
+
+def machine_share(text: str) -> float:
+    """The share of the text's non-space characters that are machine tokens (a UUID or a long hex
+    or digit run inside the text: `Request ID: 98503908-…`)."""
+    letters = len(text) - text.count(" ")
+    if letters <= 0 or not any(ch.isdigit() for ch in text):
+        return 0.0
+    return sum(m.end() - m.start() for m in _MACHINE_TOKEN.finditer(text)) / letters
+
+
 def is_noise(text: str | None) -> bool:
     """Empty, whitespace or nothing visible (zero-width and bidi characters), a single
-    character, digits only, a path or path segment, a UUID or hex hash, or a bare template
-    placeholder. Structure only: whether a name is real is the
-    classifier's call."""
+    character, digits only, a path or path segment, a UUID or hex hash, a bare template
+    placeholder, or a text mostly made of machine tokens (UUIDs, hex and digit runs). Structure
+    only: whether a name is real is the classifier's call."""
     if text is None:
         return True
     t = _compact(without_format_characters(text))
@@ -86,12 +106,38 @@ def is_noise(text: str | None) -> bool:
         return True
     if _DIGITS_ONLY.fullmatch(t):
         return True  # digits with separators only: numbers, dates, versions, ids
-    if is_identifier(t) or is_placeholder(t):
+    if is_identifier(t) or is_placeholder(t) or machine_share(t) >= MACHINE_SHARE:
         return True
     # A path may start from a placeholder: "${HOME}/Code", "{{root}}/src".
     if "{" in t or "%" in t:
         t = _PLACEHOLDER.sub("x", t)
     return is_path(t) or t.endswith(("/", "\\"))
+
+
+# Lines that are pasted output, not something a person wrote as a request: a Markdown table row
+# or image, a log line that starts with a date and time or a bracketed level, a stack frame, a
+# shell prompt or an environment assignment typed as a command (`export A=1`, `set A=1`,
+# `setx NAME value`).
+_PASTED = re.compile(
+    r"""^(?:
+        \|.*\|\s*$
+      | !\[[^\]]*\]\(
+      | \[?\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}
+      | \[?\d{2}:\d{2}:\d{2}
+      | \[[A-Z]{3,9}\]
+      | \$\s
+      | [A-Za-z]+\s+[A-Za-z_][A-Za-z0-9_]*=
+      | [A-Za-z]+\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:[\s:=]|$)
+    )""",
+    re.VERBOSE,
+)
+
+
+def looks_pasted(line: str) -> bool:
+    """A line with the shape of pasted output (a table row, an image, a log or stack line, a
+    shell command): structure, not words."""
+    t = line.strip()
+    return bool(_PASTED.match(t) or _STACK_LINE.match(t))
 
 
 def is_meaningful_summary(text: str | None) -> bool:

@@ -73,7 +73,7 @@ class AiderImporter(FileImporter):
         batch: list[AiderSession] = []
         resume_at, found = now.size, False
         before = LinesBefore(path, opened.start)
-        lines = self.numbered_lines(opened, before, keep_unfinished=True)
+        lines = self.numbered_lines(opened, before, keep_unfinished=False)
         for session in read_sessions(lines, before, path, self.stats.error):
             found = True
             if not session.closed:

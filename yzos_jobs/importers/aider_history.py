@@ -13,9 +13,14 @@ What is not a request, by structure: a command (`/add …`; `/ask`, `/code`, `/a
 to one of aider's questions (`… (Y)es/(N)o … [Yes]: all`), the prompt aider writes in
 watch-files mode (code excerpts marked `│ ⋮ █`), and an architect echo (the architect's reply,
 logged again as a `####` message for the editor model: its first line is the first line of the
-reply just above it). A commit that follows `Committing X before applying edits.` snapshots the
-user's own edits, one right after `Added X to the chat` is an old `/add` auto-commit: both stay
-in the digest but are not work items of their own.
+reply just above it). A commit that follows `Committing X before applying edits.` or the first
+versions' `Commit before the chat proceeds [y/n/commit message]?` snapshots the user's own edits,
+one right after `Added X to the chat` is an old `/add` auto-commit: they stay in the digest but
+are not work items of their own. A last line still unfinished (no newline yet: aider may be
+writing it, perhaps inside a UTF-8 sequence) is left for the next run, when it is complete.
+
+Two sessions of one file with the same identity (header and start-up block, byte for byte) are
+told apart by their order in the file: the second one's id ends in `:2`.
 
 The repository (see `SessionRepository.root`), in this order: the `Git working dir:` aider
 prints when started below the root; the `Git repo:` path, resolved against `Cur working dir:`
@@ -66,12 +71,22 @@ WORK_DIR = re.compile(r"^Git working dir: (.+)$")
 ADDED = re.compile(r"^Added (.+?) to the chat(?: \(read-only\))?\.?$")
 APPLIED = re.compile(r"^Applied edit to (.+)$")
 SNAPSHOT = re.compile(r"^Committing .+ before applying edits\.?$")
+# The first versions' question before a chat, answered on the same line; a commit that follows
+# (or is glued to the answer) snapshots the user's own edits.
+PRE_CHAT = re.compile(r"^Commit before the chat proceeds\b.*?\?\s*(.*)$")
+GLUED_COMMIT = re.compile(r"Commit ([0-9a-f]{6,40}) (.+)$")
 CONFIRM = re.compile(r"\(Y\)es/\(N\)o\b.*\]:\s*\S*$")
 COMMAND_LINE = re.compile(r"^(?:\S*[\\/])?aider(?:\.exe)?(?:\s|$)|\s-m\s+aider(?:\s|$)")
 HISTORY_FLAG = re.compile(r"--chat-history-file(?:=|\s+)(\S+)")
 MODE_COMMAND = re.compile(r"^/(?:ask|code|architect|context|copy-context)(?:\s+|$)")
 OLD_TOOL = re.compile(r"^_(.*)_\s*$")
 CREATING = re.compile(r"^Creating empty file (.+)$")
+# aider's word about a file it could not read: the absolute path it printed, and the name it
+# printed relative to the repository's root.
+FILE_ERROR = re.compile(r"^((?:[A-Za-z]:)?[\\/][^:*?\"<>|]+?): \S")
+UNREADABLE = re.compile(r"^Unable to read (.+)$")
+# A path git tracks that aider could not map: an absolute path inside the repository.
+MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer exists)?$")
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 
 REQUEST_CHARS = 2000  # of a request's text kept in memory
@@ -95,6 +110,7 @@ class SessionRepository:
     given_paths: list[str] = field(default_factory=list)
     root_names: list[str] = field(default_factory=list)
     given_names: list[str] = field(default_factory=list)
+    inside_paths: list[str] = field(default_factory=list)  # absolute, somewhere in the repository
 
     @property
     def history_flag(self) -> str | None:
@@ -138,12 +154,27 @@ class SessionRepository:
         written_in = (
             repo.normalise(str(repo.join(flag, ".."))) if flag and repo.is_absolute(flag) else None
         )
-        base = written_in or file_root() or repo.normalise(str(history.parent))
+        base = written_in or file_root() or self.moved_root(history)
         git = self.git_repo if self.git_repo and self.git_repo.lower() != "none" else None
         if base is None or git is None or repo.only_climbs(git):
             return base
         joined = repo.join(base, git)
         return repo.repository_of_git_dir(joined) if joined else base
+
+    def moved_root(self, history: Path) -> str | None:
+        """Where the history sits, unless it sits in no repository's root (no `.git` beside it)
+        and the session printed absolute paths inside its repository that do not run through a
+        folder of that name: then the history was moved (committed into another repository,
+        or into a subfolder), and the repository is the one those paths show (the directory
+        holding the first of them)."""
+        here = repo.normalise(str(history.parent))
+        if not self.inside_paths or (history.parent / ".git").exists():
+            return here
+        folder = history.parent.name
+        for path in self.inside_paths:
+            if folder in repo.segments(path)[:-1]:
+                return here  # the paths run through a folder of the history's own name
+        return repo.join(self.inside_paths[0], "..")
 
     @property
     def at_history_root(self) -> bool:
@@ -181,6 +212,9 @@ class AiderSession:
     end: int = 0  # byte offset where it ends (the next header, or the end read so far)
     ended_at: datetime | None = None  # the next header's time
     closed: bool = False  # a later header exists
+    # Earlier sessions of the file read with the same identity bytes (the same second, the same
+    # start-up): the position in the file tells them apart.
+    repeat: int = 0
     _identity: bytearray = field(default_factory=bytearray)
     _identity_done: bool = False
     _external_id: tuple[int, str] | None = field(default=None, compare=False, repr=False)
@@ -216,7 +250,7 @@ class AiderSession:
             digest = blake3(bytes(self._identity)).hexdigest()[:20]
             known = (len(self._identity), f"{self.started_at:%Y%m%dT%H%M%S}:{digest}")
             self._external_id = known
-        return known[1]
+        return known[1] if self.repeat == 0 else f"{known[1]}:{self.repeat + 1}"
 
     # --- lines -----------------------------------------------------------------------------
 
@@ -276,15 +310,26 @@ class AiderSession:
             r.work_dir = r.work_dir or m.group(1).strip()
         elif SNAPSHOT.match(text):
             kind = "snapshot"
+        elif m := PRE_CHAT.match(text):
+            kind = "snapshot"
+            if (glued := GLUED_COMMIT.search(m.group(1))) and has_words(glued.group(2)):
+                self._event(at, Commit(line, glued.group(1), glued.group(2).strip(), work=False))
         elif m := ADDED.match(text):
             name = m.group(1).strip()
             (r.printed_paths if repo.is_absolute(name) else r.root_names).append(name)
-            self._touched(line, at, name)
+            self._touched(line, at, name, edited=False)
             kind = "added"
         elif m := CREATING.match(text):
             r.printed_paths.append(m.group(1).strip())
+        elif (m := UNREADABLE.match(text)) and len(r.root_names) < MAX_PATHS:
+            r.root_names.append(m.group(1).strip())
+        elif (m := FILE_ERROR.match(text)) and len(r.printed_paths) < MAX_PATHS:
+            r.printed_paths.append(m.group(1))
+        elif (m := MISSING_FROM_MAP.match(text)) and len(r.inside_paths) < MAX_PATHS:
+            if repo.is_absolute(path := m.group(1).strip()):
+                r.inside_paths.append(path)
         elif m := APPLIED.match(text):
-            self._touched(line, at, m.group(1).strip())
+            self._touched(line, at, m.group(1).strip(), edited=True)
         elif m := (OLD_COMMIT if self.old_format else COMMIT).match(text):
             subject = (m.group(2) or "").strip()
             if has_words(subject):
@@ -295,10 +340,12 @@ class AiderSession:
             r.git_path = found.group(1)
         self._last_tool = kind
 
-    def _touched(self, line: int, at: int, path: str) -> None:
-        if path not in self._files:
+    def _touched(self, line: int, at: int, path: str, edited: bool) -> None:
+        """Every edit (the work items need each), a file added to the chat once."""
+        again = path in self._files
+        if edited or not again:
             self._files.add(path)
-            self._event(at, FileTouched(line, path))
+            self._event(at, FileTouched(line, path, edited, again))
 
     def _event(self, at: int, event: Event) -> None:
         self.events.append((at - self.offset, event))
@@ -368,6 +415,14 @@ def read_sessions(
     before the first header belong to no session."""
     current: AiderSession | None = None
     offset = before.offset
+    identities: dict[str, int] = {}
+
+    def counted(session: AiderSession) -> AiderSession:
+        base = session.external_id
+        session.repeat = identities.get(base, 0)
+        identities[base] = session.repeat + 1
+        return session
+
     for line_no, end, raw in lines:
         line_start, offset = offset, end
         if raw is None:
@@ -392,7 +447,7 @@ def read_sessions(
             started = None
         if current is not None:
             current.finish(line_start, started, closed=True)
-            yield current
+            yield counted(current)
         current = None
         if started is None:
             continue
@@ -400,7 +455,7 @@ def read_sessions(
         current._identity += raw.removeprefix(_BOM)
     if current is not None:
         current.finish(offset, None, closed=False)
-        yield current
+        yield counted(current)
 
 
 class FileRoot:

@@ -46,6 +46,7 @@ from yzos_jobs.importers.records import (
     Unit,
     Written,
 )
+from yzos_jobs.importers.same_work import OpenTaskNames
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.supply.session_end import SessionEnd
 from yzos_jobs.text import shown
@@ -164,6 +165,8 @@ class FileImporter:
         # With a model, closed coding sessions are triaged (their candidates held meanwhile).
         self.triage = ctx.classifier.active_model_id() is not None
         self.session_end = SessionEnd(ctx)
+        # A work item close to an open task of its project is a sighting of that task.
+        self.open_tasks = OpenTaskNames(ctx.settings.importers.same_task_similarity)
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
         with self.importing():
@@ -331,7 +334,9 @@ class FileImporter:
         )
         triaged = [s for s in sessions if self.triage and s.digest_lines()]
         held = {s.source_id for s in triaged}
-        rows = [(s, c) for s in sessions for c in s.candidates(self.limit)]
+        self.open_tasks.load(db, list(dict.fromkeys(s.project_path for s in sessions)))
+        same_work = self.open_tasks.same_work
+        rows = [(s, c) for s in sessions for c in s.candidates(self.limit, same_work)]
 
         def insert(db: Session, items: Sequence[tuple[ClosedSession, NewCandidate]]) -> None:
             insert_candidates(db, [c for s, c in items if s.source_id in held], now, held=True)

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from blake3 import blake3
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.activity_sessions import session_project_paths
@@ -39,6 +40,19 @@ from yzos_jobs.importers.records import Unit, Written
 IMPORTER = "claude_code"
 UUIDS = "uuid"  # importer_seen session_id under which record uuids are kept, across files
 SEGMENT = "segment"
+DIRECTORY = "directory"  # importer_seen record of the project directory a session was read in
+
+
+def _directory(main: Path) -> str:
+    return f"{DIRECTORY} {main.parent.name}"
+
+
+def _session_key(session_id: str, directory: str, seen_in: list[str]) -> str:
+    """The session's id where it was first read (or before directories were recorded), else its
+    id and the directory's hash."""
+    if not seen_in or f"{DIRECTORY} {directory}" in seen_in:
+        return session_id
+    return f"{session_id}:{blake3(directory.encode('utf-8')).hexdigest()[:12]}"
 
 
 def default_dir() -> Path:
@@ -142,12 +156,21 @@ class ClaudeCodeImporter(FileImporter):
         return reached[0]
 
     def _units(self, main: Path, sessions: dict[str, TranscriptSession]) -> list[Unit[_Segment]]:
+        """One unit per session: its next segment, under the session's key (its id; in a
+        project directory other than the one it was first read from, its id and that
+        directory's hash: a session id reused with `--session-id` elsewhere is another
+        session)."""
+        here = main.parent.name
         with self.ctx.sessions() as db:
-            written = records_named(db, IMPORTER, list(sessions), SEGMENT)
+            directories = records_named(db, IMPORTER, list(sessions), DIRECTORY)
+            keys = {sid: _session_key(sid, here, directories.get(sid, [])) for sid in sessions}
+            written = records_named(db, IMPORTER, list(keys.values()), SEGMENT)
         units: list[Unit[_Segment]] = []
         for sid, session in sorted(sessions.items()):
-            number = 1 + sum(r.startswith(f"{SEGMENT} ") for r in written.get(sid, []))
-            units.append(Unit(str(main), (sid, f"{SEGMENT} {number}"), _Segment(session, number)))
+            key = keys[sid]
+            number = 1 + sum(r.startswith(f"{SEGMENT} ") for r in written.get(key, []))
+            session.session_id = key
+            units.append(Unit(str(main), (key, f"{SEGMENT} {number}"), _Segment(session, number)))
         return units
 
     def _write(self, db: Session, units: list[Unit[_Segment]]) -> Written:
@@ -157,6 +180,11 @@ class ClaudeCodeImporter(FileImporter):
         )
         closed: list[ClosedSession] = []
         repeats = 0
+        claim_records(
+            db,
+            IMPORTER,
+            [(u.item.session.session_id, _directory(Path(str(u.where)))) for u in units],
+        )
         for unit in units:
             segment = unit.item
             facts = segment.session.facts

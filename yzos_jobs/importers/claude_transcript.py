@@ -24,9 +24,10 @@ gives (a `Fact`):
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,8 @@ REQUEST_CHARS = 2000
 CWD_CHARS = 1000
 _MACHINE_FLAGS = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
-_TAGGED = re.compile(r"<([A-Za-z][\w:.-]*)(?:\s[^<>]*)?>(.*?)</\1\s*>", re.DOTALL)
+_OPENING = re.compile(r"<([A-Za-z][\w:.-]*)(?:\s[^<>]*)?>")
+_CLOSING = re.compile(r"</([A-Za-z][\w:.-]*)\s*>")
 _BLANK_FIRST = re.compile(r"[ \t]*\n[ \t]*\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*$")
@@ -61,6 +63,16 @@ _GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*?\bcommit\b")
 _COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*$", re.DOTALL | re.MULTILINE)
 _MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
+_STDIN_FILE = re.compile(r"(?:-F|--file)(?:=|\s*)-(?!\S)")
+# `git commit … && git log …` / `&& git push …`: what shows a quiet commit was made.
+_CHAINED = re.compile(r"\bcommit\b[^\n]*?&&\s*git\s+(?:-\S+\s+)*(log|push)\b")
+_LOGGED = re.compile(r"^(?:commit )?([0-9a-f]{7,40})(?: (.+))?$", re.MULTILINE)
+_PUSHED = re.compile(
+    r"^\s*(?:[+ ]\s*)?(?:[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})|\* \[new branch\])\s+\S+\s+->\s+\S+",
+    re.MULTILINE,
+)
+COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
+BODY_CHARS = 1000  # of a commit message's body kept as evidence
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 
 
@@ -87,6 +99,8 @@ class _Pending:
     at: datetime | None
     cwd: str | None
     subject: str | None
+    command: str
+    body: str = ""
 
 
 def _text_parts(content: Any) -> list[str]:
@@ -108,16 +122,42 @@ def typed_text(text: str) -> str:
     available at: …")."""
     kept: list[str] = []
     last = 0
-    for m in _TAGGED.finditer(text):
-        kept.append(_after_tag(text[last : m.start()]) if last else text[last : m.start()])
-        if m.group(1) == "command-args" and word_units(m.group(2)) >= 2:
-            kept.append(m.group(2))  # a request, not a setting (`/model sonnet`)
-        last = m.end()
+    for start, inner_start, inner_end, end, name in tagged_blocks(text):
+        kept.append(_after_tag(text[last:start]) if last else text[last:start])
+        inner = text[inner_start:inner_end]
+        if name == "command-args" and word_units(inner) >= 2:
+            kept.append(inner)  # a request, not a setting (`/model sonnet`)
+        last = end
     kept.append(_after_tag(text[last:]) if last else text[last:])
     typed = "\n".join(part.strip() for part in kept if part.strip())
     if _INTERRUPTED.match(typed) or _COMMAND.match(typed):
         return ""
     return typed
+
+
+def tagged_blocks(text: str) -> Iterator[tuple[int, int, int, int, str]]:
+    """(start, inner start, inner end, end, tag name) of each `<name …>…</name>` block, left to
+    right, each opening tag paired with the first closing tag of its name after it (an opening
+    tag never closed is text). One pass over the text for each kind of tag: a pasted file full
+    of `useState<number>` costs what its length does."""
+    if "</" not in text:
+        return
+    closings: dict[str, list[tuple[int, int]]] = {}
+    for c in _CLOSING.finditer(text):
+        closings.setdefault(c.group(1), []).append((c.start(), c.end()))
+    last = 0
+    for o in _OPENING.finditer(text):
+        if o.start() < last:
+            continue  # inside the block just taken
+        spans = closings.get(o.group(1))
+        if not spans:
+            continue
+        i = bisect.bisect_left(spans, (o.end(), -1))
+        if i == len(spans):
+            continue
+        close_start, close_end = spans[i]
+        yield o.start(), o.end(), close_start, close_end, o.group(1)
+        last = close_end
 
 
 def _after_tag(segment: str) -> str:
@@ -128,18 +168,55 @@ def _after_tag(segment: str) -> str:
     return segment[blank.end() :] if blank else ""
 
 
-def commit_subject(command: str) -> str | None:
-    """The first line of the message a `git commit` command passes (`-m "…"`, a heredoc)."""
-    heredoc = _HEREDOC.search(command)
-    message = heredoc.group(2) if heredoc else None
-    if message is None and (m := _MESSAGE.search(command)):
+def commit_message(command: str) -> tuple[str, str] | None:
+    """(subject, body) of the message a `git commit` command passes: `-m "…"` (its value may be a
+    `$(cat <<EOF …)` heredoc), or a heredoc given on standard input (`-F -`, `--file=-`). Only
+    what follows `git commit` counts: a heredoc that wrote a file before it is no message."""
+    found = _GIT_COMMIT.search(command)
+    if found is None:
+        return None
+    rest = command[found.end() :]
+    message: str | None = None
+    if m := _MESSAGE.search(rest):
         message = m.group(1) if m.group(1) is not None else m.group(2)
         if message is not None:
             message = message.replace('\\"', '"')
+            if message.lstrip().startswith("$(") and (heredoc := _HEREDOC.search(message)):
+                message = heredoc.group(2)
+    elif _STDIN_FILE.search(rest) and (heredoc := _HEREDOC.search(rest)):
+        message = heredoc.group(2)
     if not message:
         return None
-    first = next((line.strip() for line in message.splitlines() if line.strip()), "")
-    return first if has_words(first) and not first.startswith("$(") else None
+    lines = [line.strip() for line in message.splitlines()]
+    at = next((i for i, line in enumerate(lines) if line), 0)
+    first = lines[at] if lines else ""
+    if not has_words(first) or first.startswith("$("):
+        return None
+    return first, "\n".join(line for line in lines[at + 1 :] if line)[:BODY_CHARS]
+
+
+def commit_subject(command: str) -> str | None:
+    """The subject of the message a `git commit` command passes (see `commit_message`)."""
+    message = commit_message(command)
+    return message[0] if message else None
+
+
+def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None:
+    """(sha, subject git printed) when a `git commit` call's result shows the new commit: git's
+    `[<branch> <sha>] <subject>` line, or (after `-q`) a `git log` or `git push` chained with
+    `&&` naming it. None when nothing shows it was made."""
+    if done := _COMMITTED.search(result):
+        return done.group(1), done.group(2).strip()
+    chained = _CHAINED.search(command[:COMMAND_CHARS])
+    if chained is None:
+        return None
+    if chained.group(1) == "log":
+        if logged := _LOGGED.search(result):
+            return logged.group(1), (logged.group(2) or "").strip() or None
+        return None
+    if pushed := _PUSHED.search(result):
+        return pushed.group(1) or "", None
+    return None
 
 
 def _result_text(part: dict[str, Any]) -> str:
@@ -226,13 +303,16 @@ class TranscriptReader:
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 if _GIT_COMMIT.search(command) and isinstance(part.get("id"), str):
+                    subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
                         base.uuid,
                         base.session_id,
                         base.line,
                         base.at,
                         base.cwd,
-                        commit_subject(command),
+                        subject,
+                        command[:COMMAND_CHARS],
+                        body,
                     )
             elif name in _EDIT_TOOLS and base.line is not None:
                 path = tool_input.get("file_path") or tool_input.get("notebook_path")
@@ -254,11 +334,14 @@ class TranscriptReader:
             call = self._pending.pop(str(part.get("tool_use_id")), None)
             if call is None or part.get("is_error") or call.line is None:
                 continue
-            done = _COMMITTED.search(text)
+            done = confirmed_commit(call.command, text)
             if done is None:
                 continue
-            subject = call.subject or done.group(2).strip()
-            commit = Commit(call.line, done.group(1), clean_text(subject, 1000) or subject)
+            sha, printed = done
+            subject = call.subject or printed
+            if not subject:
+                continue
+            commit = Commit(call.line, sha, clean_text(subject, 1000) or subject, body=call.body)
             out.append(Fact(call.uuid, call.session_id, call.line, call.at, call.cwd, commit))
         return out
 
@@ -292,8 +375,7 @@ class TranscriptSession:
         kept: list[Event] = []
         for e in events:
             if isinstance(e, FileTouched):
-                if e.path in seen_files:
-                    continue
+                e = replace(e, again=e.path in seen_files)
                 seen_files.add(e.path)
             kept.append(e)
         first = min((f.line for f in self.facts if f.line is not None), default=1)

@@ -3,14 +3,17 @@ digest lines (requests, commits, files touched, each on the line of the file it 
 the line-level candidates drawn from them.
 
 Structure only decides what a candidate is:
-- An exchange is a request and what the tool did until the next request. A commit made in it
-  names the work (its subject, conventional prefix kept as metadata): each such commit is a task
-  candidate and the request is its context; a request no commit followed is a candidate itself.
+- The unit is the work item (`work_items`): the requests that lead to one commit, or to one run
+  of applied edits, are one task candidate, named by the commit's subject (conventional prefix
+  kept as metadata) where there is one, else by its first request. Its other requests, commits
+  and files are its evidence (the candidate's context); a request after which nothing was
+  edited or committed is evidence of the session (the project candidate's context).
 - A request's title is its first line, or the heading of a plan it hands over ("Implement the
   following plan:" then `# Plan: …`).
 - A title needs two word units (a script written without spaces counts each of its characters)
-  and must not be structural noise; a title the session repeats is one candidate. Whether it
-  is work is the judge's (and triage's) call.
+  and must not be structural noise; a title the session repeats is one candidate, and a title
+  close to an open task of the project is a sighting of that task (`same_work`). Whether it is
+  work is the judge's (and triage's) call.
 
 The digest payload is the one `db/triage_queue.py` documents.
 """
@@ -19,28 +22,30 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
 from yzos_jobs.db.queue import NewCandidate
 from yzos_jobs.entity import noise_filter
+from yzos_jobs.importers.session_events import Commit, Event, FileTouched, Request, split_prefix
+from yzos_jobs.importers.work_items import WorkItem, work_items
 from yzos_jobs.text import clean_text
 
 SOURCE_KIND = "ai_tool"
 TITLE_CHARS = 300  # a candidate's title
 DIGEST_TEXT_CHARS = 300  # a digest line's text (the triage prompt shows fewer)
 CONTEXT_REQUEST_CHARS = 400  # the request quoted in a candidate's context
-NEIGHBOURS = 2  # request or commit titles before and after, in a candidate's context
+NEIGHBOURS = 2  # task titles in the project candidate's context
+IDLE_REQUESTS_SHOWN = 8  # requests that led to nothing, in the project candidate's context
+FILES_SHOWN = 20  # files edited, in a task candidate's context
 
 LineKind = Literal["request", "commit", "file"]
 
 # Characters of scripts written without spaces between words (Thai, kana, CJK ideographs):
 # each counts as a word unit.
 _UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-# A conventional commit prefix: `feat:`, `fix(scope):`, `refactor!:`, the old `aider:`.
-_PREFIX = re.compile(r"^([a-z]{2,12})(\([^()\s]{1,40}\))?!?:\s+(\S.*)$")
 _HEADING = re.compile(r"^#{1,6}\s+(\S.*)$")
 
 
@@ -61,7 +66,36 @@ def word_units(text: str) -> int:
 
 
 def is_candidate_title(title: str) -> bool:
-    return word_units(title) >= 2 and not noise_filter.is_noise(title)
+    """Two word units, not structural noise, not a line of pasted output."""
+    return (
+        word_units(title) >= 2
+        and not noise_filter.is_noise(title)
+        and not noise_filter.looks_pasted(title)
+    )
+
+
+_QUOTES = {'"': '"', "“": "”", "„": "“", "«": "»", "「": "」", "『": "』", "`": "`"}
+
+
+def bounded_title(text: str) -> str:
+    """A title at most TITLE_CHARS long; one cut at the bound inside a quotation drops the quote
+    left open (and what follows it), so a name never ends in an unbalanced quote."""
+    title = collapse(text, TITLE_CHARS)
+    if not title.endswith("…"):
+        return title
+    body = title[:-1]
+    open_at: int | None = None
+    closing: str | None = None
+    for i, ch in enumerate(body):
+        if closing is not None:
+            if ch == closing:
+                open_at, closing = None, None
+        elif ch in _QUOTES:
+            open_at, closing = i, _QUOTES[ch]
+    if open_at is None:
+        return title
+    kept = body[:open_at].rstrip(" ,:;-–—(")
+    return kept + "…" if kept else title
 
 
 def title_of(text: str, plan: str | None = None) -> str:
@@ -71,49 +105,17 @@ def title_of(text: str, plan: str | None = None) -> str:
     if plan:
         for line in plan.splitlines():
             if m := _HEADING.match(line.strip()):
-                return collapse(m.group(1), TITLE_CHARS)
+                return bounded_title(m.group(1))
     if lines and lines[0].endswith(":"):
         for line in lines[1:4]:
             if m := _HEADING.match(line):
-                return collapse(m.group(1), TITLE_CHARS)
-    return collapse(lines[0], TITLE_CHARS) if lines else ""
-
-
-def split_prefix(subject: str) -> tuple[str | None, str]:
-    """(conventional prefix, title) of a commit subject: `fix(api): x` → ("fix(api)", "x")."""
-    m = _PREFIX.match(subject.strip())
-    if m is None:
-        return None, subject.strip()
-    return m.group(1) + (m.group(2) or ""), m.group(3).strip()
+                return bounded_title(m.group(1))
+    return bounded_title(lines[0]) if lines else ""
 
 
 def has_words(text: str) -> bool:
     """Some letter or digit: a commit subject that is only a fence or punctuation has none."""
     return any(unicodedata.category(ch)[0] in "LN" for ch in text)
-
-
-@dataclass(frozen=True)
-class Request:
-    line: int  # the first line of the request (1-based line of the file)
-    text: str  # the request as typed (bounded)
-    title: str
-
-
-@dataclass(frozen=True)
-class Commit:
-    line: int
-    sha: str
-    subject: str
-    work: bool = True  # False: a snapshot of the user's own edits, or an /add auto-commit
-
-
-@dataclass(frozen=True)
-class FileTouched:
-    line: int
-    path: str
-
-
-Event = Request | Commit | FileTouched
 
 
 @dataclass
@@ -142,8 +144,11 @@ class ClosedSession:
         return "" if self.segment == 1 else self.source_id
 
     def digest_lines(self) -> list[dict[str, Any]]:
+        """Every request and commit, and each file where the session first touched it."""
         lines: list[dict[str, Any]] = []
         for e in self.events:
+            if isinstance(e, FileTouched) and e.again:
+                continue
             if isinstance(e, Request):
                 lines.append({"line": e.line, "kind": "request", "text": e.text})
             elif isinstance(e, Commit):
@@ -169,34 +174,34 @@ class ClosedSession:
             data["source_id"] = self.source_id
         return data
 
-    def tasks(self) -> list[tuple[int, str, Request | Commit]]:
-        """(line, title, event) of each task candidate, by the exchange rule."""
-        out: list[tuple[int, str, Request | Commit]] = []
-        titles: set[str] = set()  # a title repeated in the session is one candidate
-        request: Request | None = None
-        answered = False
-
-        def add(line: int, title: str, event: Request | Commit) -> None:
+    def tasks(self) -> list[WorkTask]:
+        """The session's work items that are task candidates, in order (see `work_items`); an
+        item named as an earlier one of the session is evidence of that one."""
+        items, _ = work_items(self.events)
+        out: list[WorkTask] = []
+        by_key: dict[str, WorkTask] = {}
+        for item in items:
+            named = item.name(is_candidate_title)
+            if named is None:
+                continue
+            line, title, event = named
+            title = bounded_title(title)
             key = " ".join(title.casefold().split())
-            if is_candidate_title(title) and key not in titles:
-                titles.add(key)
-                out.append((line, title, event))
+            if key in by_key:
+                by_key[key].evidence.append(item)
+                continue
+            task = by_key[key] = WorkTask(line, title, event, item)
+            out.append(task)
+        return out
 
-        for e in self.events:
-            if isinstance(e, Request):
-                if request is not None and not answered:
-                    add(request.line, request.title, request)
-                request, answered = e, False
-            elif isinstance(e, Commit) and e.work:
-                title = split_prefix(e.subject)[1]
-                add(e.line, title, e)
-                answered = answered or is_candidate_title(title)
-        if request is not None and not answered:
-            add(request.line, request.title, request)
-        return sorted(out, key=lambda t: t[0])
+    def idle_requests(self) -> list[Request]:
+        """Requests after which nothing was edited or committed: evidence of the session."""
+        return work_items(self.events)[1]
 
-    def candidates(self, limit: int) -> list[NewCandidate]:
-        """The project and the task candidates, each with the context the judge reads."""
+    def candidates(self, limit: int, same_work: SameWork | None = None) -> list[NewCandidate]:
+        """The project and the task candidates, each with the context the judge reads.
+        `same_work(project_path, title)`: the name of an open task of the project this work
+        continues, or None; such a work item is a sighting of that task."""
         rows: list[NewCandidate] = []
         if self.segment > 1 and not self.events:
             return rows  # only time passed: the session's end moves, nothing new to judge
@@ -224,44 +229,58 @@ class ClosedSession:
 
         tasks = self.tasks()
         if self.project:
-            titles = [t for _, t, _ in tasks[: NEIGHBOURS * 2]]
-            add(self.project, "project", self.project_line, "\n".join([head, *titles]))
-        items = [e for e in self.events if isinstance(e, Request | Commit)]
-        position = {id(e): i for i, e in enumerate(items)}
-        for line, title, event in tasks:
-            add(title, "task", line, _context(head, items, position[id(event)]))
+            titles = [t.title for t in tasks[: NEIGHBOURS * 2]]
+            asked = [
+                f"asked (line {r.line}): {collapse(r.title, 160)}" for r in self.idle_requests()
+            ]
+            context = "\n".join([head, *titles, *asked[:IDLE_REQUESTS_SHOWN]])
+            add(self.project, "project", self.project_line, context)
+        for task in tasks:
+            name = task.title
+            known = same_work(self.project_path, name) if same_work is not None else None
+            lead = head
+            if known is not None and known != name:
+                lead += f"\ncontinues the task: {known}"
+                name = known
+            add(name, "task", task.line, lead + "\n" + task.context())
         return rows
 
 
-def _context(head: str, items: Sequence[Request | Commit], index: int) -> str:
-    """The session's project, the request the candidate answers or is, its commit, and the
-    neighbouring requests and commits."""
-    event = items[index]
-    parts = [head]
-    asked = next((items[i] for i in range(index, -1, -1) if isinstance(items[i], Request)), None)
-    if asked is not None:
-        quoted = collapse(asked.text, CONTEXT_REQUEST_CHARS)
-        parts.append(f"request (line {asked.line}): {quoted}")
-    if isinstance(event, Commit):
-        prefix, _ = split_prefix(event.subject)
-        kind = f" ({prefix})" if prefix else ""
-        parts.append(f"commit {event.sha}{kind} (line {event.line}): {event.subject}")
-    before = [_label(e) for e in items[max(0, index - NEIGHBOURS) : index] if e is not asked]
-    after = [_label(e) for e in items[index + 1 : index + 1 + NEIGHBOURS]]
-    if before:
-        parts.append("before: " + " | ".join(before))
-    if after:
-        parts.append("after: " + " | ".join(after))
-    return "\n".join(parts)
+@dataclass
+class WorkTask:
+    """A work item proposed as a task: its name, the event naming it, its evidence."""
+
+    line: int
+    title: str
+    event: Request | Commit
+    item: WorkItem
+    evidence: list[WorkItem] = field(default_factory=list)  # items of the same name
+
+    def context(self) -> str:
+        """Where the item rests, its requests, commits and files."""
+        items = [self.item, *self.evidence]
+        lines = sorted({n for i in items for n in i.lines()})
+        parts = ["evidence lines: " + ", ".join(map(str, lines))]
+        first = True
+        for i in items:
+            for r in i.requests:
+                shown = r.text if first else r.title
+                parts.append(f"request (line {r.line}): {collapse(shown, CONTEXT_REQUEST_CHARS)}")
+                first = False
+            for c in i.commits:
+                prefix, _ = split_prefix(c.subject)
+                kind = f" ({prefix})" if prefix else ""
+                parts.append(f"commit {c.sha}{kind} (line {c.line}): {collapse(c.subject, 300)}")
+                if c.body:
+                    parts.append("  " + collapse(c.body, CONTEXT_REQUEST_CHARS))
+        files = list(dict.fromkeys(f.path for i in items for f in i.files if f.edited))
+        if files:
+            parts.append("files: " + collapse(", ".join(files[:FILES_SHOWN]), 600))
+        return "\n".join(parts)
 
 
+SameWork = Callable[[str | None, str], str | None]
 _TOOL_NAMES = {"aider": "aider", "claude_code": "Claude Code"}
-
-
-def _label(e: Request | Commit) -> str:
-    if isinstance(e, Request):
-        return f"request: {collapse(e.title, 160)}"
-    return f"commit: {collapse(e.subject, 160)}"
 
 
 def segment_of(session: ClosedSession, events: Sequence[Event], segment: int) -> ClosedSession:

@@ -118,19 +118,31 @@ def name_of(path: str | None) -> str | None:
     return names[-1] if names and names[-1] not in (".", "..") else None
 
 
-_WORKTREE_ADMIN = re.compile(
-    r"((?:[A-Za-z]:)?[\\/][^\s'\"`<>|:]*?)[\\/]\.git[\\/]worktrees[\\/]([^\s'\"`<>|\\/]+)"
-)
+_WORKTREE_ADMIN = re.compile(r"[\\/]\.git[\\/]worktrees[\\/]([^\s'\"`<>|\\/]+)")
+_PATH_START = re.compile(r"(?:[A-Za-z]:)?[\\/]")
+_PATH_STOPS = frozenset(" \t\r\n\f\v'\"`<>|:")
 
 
 def main_repository_in(text: str, worktree: str) -> str | None:
     """The main repository of the worktree directory `worktree`, if `text` (a command's output, a
     `.git` file's content) names the worktree's admin directory `<main>/.git/worktrees/<name>`
-    with the worktree's own name."""
+    with the worktree's own name. Each `.git/worktrees/` found is followed back to where its path
+    starts: the text is read once, whatever runs of separators it holds."""
+    if ".git" not in text:
+        return None
     name = name_of(worktree)
     for match in _WORKTREE_ADMIN.finditer(text):
-        if match.group(2) == name:
-            return normalise(match.group(1))
+        if match.group(1) != name:
+            continue
+        start = match.start()
+        while start > 0 and text[start - 1] not in _PATH_STOPS:
+            start -= 1
+        if start >= 2 and text[start - 1] == ":" and text[start - 2].isalpha():
+            start -= 2  # a drive letter: `C:\\…`
+        head = text[start : match.start()]
+        first = _PATH_START.search(head)
+        if first is not None:
+            return normalise(head[first.start() :])
     return None
 
 

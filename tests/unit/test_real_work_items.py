@@ -1,0 +1,205 @@
+"""Work items, not lines, on real aider histories and Claude Code transcripts: the requests that
+lead to one commit or one run of applied edits are one task candidate, the rest is evidence; the
+same work in a later session is a sighting of the open task. Read through the importers' own
+parsing (no database: the write path is tested in tests/integration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.corpus import (
+    AQUATICAT,
+    COMMITS,
+    FLASK,
+    HEALTH,
+    MOZGOSLAV,
+    REAL,
+    SUPPLYCHAIN,
+)
+from tests.support.corpus import history as history_at
+from yzos_jobs.config import load_settings
+from yzos_jobs.entity import noise_filter
+from yzos_jobs.importers.aider_history import history_sessions
+from yzos_jobs.importers.claude_code import transcript_groups
+from yzos_jobs.importers.claude_transcript import (
+    commit_subject,
+    confirmed_commit,
+    transcript_sessions,
+)
+from yzos_jobs.importers.closed_session import ClosedSession, bounded_title
+from yzos_jobs.importers.same_work import OpenTaskNames
+
+CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
+PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"
+
+
+def aider(source: str) -> list[ClosedSession]:
+    return history_sessions(REAL / source)
+
+
+def claude(source: str) -> list[ClosedSession]:
+    [group] = transcript_groups([(REAL / source).resolve()])
+    return transcript_sessions(group)
+
+
+def session_at(sessions: list[ClosedSession], header_line: int) -> ClosedSession:
+    [found] = [s for s in sessions if s.project_line == header_line]
+    return found
+
+
+def test_requests_are_grouped_under_their_commit() -> None:
+    first = aider(HEALTH)[0]
+    [named, *_] = first.tasks()
+    # two requests (the second after `/code`), one commit: one task, named by the commit
+    assert named.title == "add script to check repository metrics via GitHub GraphQL API"
+    assert named.item.lines() == [31, 142, 281]
+    [candidate] = [c for c in first.candidates(4000) if c.source_line == 281]
+    context = candidate.surrounding_text or ""
+    assert "evidence lines: 31, 142, 281" in context
+    assert "request (line 142): Please write a .sh file" in context
+    assert "files: metrics_check.sh" in context
+    assert not [c for c in first.candidates(4000) if c.source_line in (31, 142)]
+
+
+def test_a_question_with_no_edit_is_evidence_of_the_session() -> None:
+    [asking] = [s for s in aider(MOZGOSLAV) if any(r.line == 163 for r in s.idle_requests())]
+    assert all(163 not in t.item.lines() for t in asking.tasks())
+    [project] = [c for c in asking.candidates(4000) if c.suggested_kind == "project"]
+    assert "asked (line 163): " in (project.surrounding_text or "")
+
+
+def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:
+    session = session_at(aider(PGSTNDTRPRT), 2591)
+    # one request of 640 lines (code, pip output, a traceback), then the edits and a commit
+    [task] = session.tasks()
+    assert task.title == "Update requirements.txt and create nclex_dashboard.py"
+    assert task.item.lines() == [2601, 3245]
+    assert [r.line for r in task.item.requests] == [2601]
+
+
+def test_commits_in_a_row_are_work_items_of_their_own() -> None:
+    # watch mode: `AI!` comments committed one after another, no request between them
+    titles = [t.title for s in aider(AQUATICAT) for t in s.tasks()]
+    assert "Reorganize exports in index.ts" in titles
+    assert "Clean up comments in index" not in titles  # a snapshot of the user's own edits
+
+
+def test_one_work_item_continued_in_a_second_session_is_one_task() -> None:
+    names = OpenTaskNames(threshold=load_settings(CONFIG).importers.same_task_similarity)
+    seen: dict[int, str] = {}
+    for session in aider(SUPPLYCHAIN):
+        for task in session.tasks():
+            seen[task.line] = names.same_work(session.project_path, task.title) or task.title
+    # a later session asks again, in other words, for the role approval its commit made
+    assert seen[4632] == "Añadir funcionalidad de aprobación de roles para admins"
+    assert seen[5020] == seen[4632]  # "agregar funcionalidad de aprobación de roles para …"
+
+
+def test_claude_code_commits_name_their_work_items() -> None:
+    tasks = [t for s in claude(COMMITS) for t in s.tasks()]
+    assert tasks and all(t.event.__class__.__name__ == "Commit" for t in tasks)
+
+
+def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path) -> None:
+    first = aider(HEALTH)[0]
+    request = next(e for e in first.events if getattr(e, "line", 0) == 31)
+    text = f'Rename the check "{request.text}"'  # a real request, quoted past the bound
+    title = bounded_title(text)
+    assert title == "Rename the check…"
+
+
+CAREER_OS = "aider/djha786543-gif__career-os-v2/backend/.aider.chat.history.md"
+
+
+def test_a_moved_history_takes_the_repository_its_printed_paths_show(tmp_path: Path) -> None:
+    # committed into `backend/` of another repository: no `.git` beside it, and aider printed
+    # `Repo-map can't include C:\…\career-os-backend\v2`, a path of the repository it ran in
+    history = history_at(tmp_path, CAREER_OS)
+    repositories = {s.project_path for s in history_sessions(history)}
+    assert repositories == {r"C:\Users\DJ\Desktop\career\files (33)\career-os-backend"}
+    (history.parent / ".git").mkdir()  # where it sits is a repository's root after all
+    assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}
+
+
+CATALOG = "aider/AndreasDebel__HaaV-CatalogService/.aider.chat.history.md"
+SENIALES = "aider/Blizard32__seniales/.aider.chat.history.md"
+KEVINMATZ = "aider/kevinmatz__AiderExperiments/aider.chat.history 2023-10-02_1654.md"
+
+
+def _lines(source: str) -> list[str]:
+    return (REAL / source).read_text(encoding="utf-8", errors="replace").splitlines()
+
+
+def test_a_uuid_inside_a_pasted_line_makes_it_noise_and_the_request_keeps_its_first_line() -> None:
+    pasted = _lines(CATALOG)[22].removeprefix("#### ").strip()  # `Sending HTTP request GET …`
+    assert "7125e019-c469-4dbd-93e5-426de6652523" in pasted
+    assert noise_filter.is_noise(pasted)
+    [request] = [e for s in aider(CATALOG) for e in s.events if getattr(e, "line", 0) == 22]
+    assert request.title.startswith("when my CatalogClient tries to access the endpoint")
+
+
+def test_shell_commands_and_help_typed_at_the_prompt_are_no_tasks() -> None:
+    typed = _lines(SENIALES)[27].removeprefix("#### ").strip()
+    assert typed == "setx OLLAMA_API_BASE:" and noise_filter.looks_pasted(typed)
+    titles = [t.title for s in aider(SENIALES) for t in s.tasks()]
+    assert typed not in titles
+    assert not any(r.title == typed for s in aider(SENIALES) for r in s.idle_requests())
+    # `/help` is a command, and aider's help output that follows it is aider's, not a request
+    kevin = aider(KEVINMATZ)
+    requests = {e.line for s in kevin for e in s.events if e.__class__.__name__ == "Request"}
+    assert not {17, 557, 599} & requests
+
+
+def test_each_claude_code_commit_form_gives_its_subject() -> None:
+    [heredoc, *_] = [
+        c for s in claude(COMMITS) for c in s.events if c.__class__.__name__ == "Commit"
+    ]
+    # `git commit -m "$(cat <<'EOF' … EOF)"` confirmed by git's `[branch sha]` line
+    assert heredoc.subject == (
+        "build: migrate dependency management from requirements.txt to pyproject.toml"
+    )
+    subject = heredoc.subject
+    quiet = f'git add pyproject.toml && git commit -q -m "{subject}"'
+    assert commit_subject(quiet) == subject
+    assert confirmed_commit(quiet, "") is None  # nothing shows it was made
+    logged = f"{quiet} && git log --oneline -1"
+    assert confirmed_commit(logged, f"1a2b3c4 {subject}\n") == ("1a2b3c4", subject)
+    pushed = f"{quiet} && git push"
+    shown = "To github.com:me/trivivo.git\n   0f1e2d3..1a2b3c4  main -> main\n"
+    assert confirmed_commit(pushed, shown) == ("1a2b3c4", None)
+    stdin = f"git commit -F - <<'EOF'\n{subject}\n\nbody\nEOF"
+    assert commit_subject(stdin) == subject
+
+
+def test_two_same_second_sessions_are_two_sessions(tmp_path: Path) -> None:
+    # a real session written twice: same header second, same start-up, byte for byte
+    session = (REAL / FLASK).read_bytes()
+    twice = tmp_path / "repo" / ".aider.chat.history.md"
+    twice.parent.mkdir()
+    twice.write_bytes(session + session)
+    first, second = history_sessions(twice)
+    assert first.started_at == second.started_at
+    assert second.external_id == f"{first.external_id}:2"
+    assert [t.title for t in second.tasks()] == [t.title for t in first.tasks()]
+
+
+def test_an_old_pre_chat_commit_is_no_work_item(tmp_path: Path) -> None:
+    # the first versions asked to commit the user's own edits before the chat went on
+    history = tmp_path / "repo" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text(
+        "# aider chat started at 2023-07-16 18:40:00\n\n> aider server.py\n"
+        "> Git repo has uncommitted changes.\n"
+        "> Commit before the chat proceeds [y/n/commit message]? Added aider.* to the .gitignore"
+        " file.\n> Commit c524b23 Added aider.* to the .gitignore file.\n"
+        "> Use up-arrow to retry previous command: Add a health check endpoint to server.py\n\n"
+        "#### Add a health check endpoint to server.py\n\n"
+        "Here is the change.\n\n> Applied edit to server.py\n"
+        "> Commit 5d6e7f8 aider: Added a /health endpoint to server.py.\n"
+    )
+    [session] = history_sessions(history)
+    [task] = session.tasks()
+    assert task.title == "Added a /health endpoint to server.py."
+    assert [r.title for r in task.item.requests] == ["Add a health check endpoint to server.py"]
+    commits = [e for e in session.events if e.__class__.__name__ == "Commit"]
+    assert [c.work for c in commits] == [False, True]

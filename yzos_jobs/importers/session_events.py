@@ -1,0 +1,45 @@
+"""What a coding session's log shows, event by event: a request the user typed, a commit the tool
+made, a file it added to the chat or edited. Each rests on a line of the file it was read from."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# A conventional commit prefix: `feat:`, `fix(scope):`, `refactor!:`, the old `aider:`.
+_PREFIX = re.compile(r"^([a-z]{2,12})(\([^()\s]{1,40}\))?!?:\s+(\S.*)$")
+
+
+def split_prefix(subject: str) -> tuple[str | None, str]:
+    """(conventional prefix, title) of a commit subject: `fix(api): x` → ("fix(api)", "x")."""
+    m = _PREFIX.match(subject.strip())
+    if m is None:
+        return None, subject.strip()
+    return m.group(1) + (m.group(2) or ""), m.group(3).strip()
+
+
+@dataclass(frozen=True)
+class Request:
+    line: int  # the first line of the request (1-based line of the file)
+    text: str  # the request as typed (bounded): its first line names it, the rest is context
+    title: str
+
+
+@dataclass(frozen=True)
+class Commit:
+    line: int
+    sha: str
+    subject: str
+    work: bool = True  # False: a snapshot of the user's own edits, or an /add auto-commit
+    body: str = ""  # the message's lines after the subject, where the log shows them
+
+
+@dataclass(frozen=True)
+class FileTouched:
+    line: int
+    path: str
+    edited: bool = True  # False: only added to the chat
+    again: bool = False  # the session touched the file before: not in the digest again
+
+
+Event = Request | Commit | FileTouched

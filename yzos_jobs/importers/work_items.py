@@ -1,0 +1,87 @@
+"""Work items of a closed coding session, by what the tool's log shows was done.
+
+A commit closes a work item: the requests since the previous work item, and the edits made for
+them, lead to it. A commit that follows another with no request between them is a work item of
+its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
+steps), with no request. Edits the session made after its last commit (or in a session that
+never commits) are one run of applied edits: one work item, for the requests that led to it. A
+request after which nothing was edited or committed (a question, chatter, a failed start)
+belongs to no work item: it is evidence of the session.
+
+A work item is named by its first commit whose subject is a name (conventional prefix left out),
+else by its first request whose title is one; an item with neither is no task candidate. Its
+other requests, commits and files are its evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from yzos_jobs.importers.session_events import (
+    Commit,
+    Event,
+    FileTouched,
+    Request,
+    split_prefix,
+)
+
+
+@dataclass
+class WorkItem:
+    requests: list[Request] = field(default_factory=list)
+    commits: list[Commit] = field(default_factory=list)
+    files: list[FileTouched] = field(default_factory=list)
+    edited: bool = False
+
+    @property
+    def done(self) -> bool:
+        return self.edited or bool(self.commits)
+
+    def name(self, is_name: Callable[[str], bool]) -> tuple[int, str, Request | Commit] | None:
+        """(line, title, event) naming the item, or None."""
+        for c in self.commits:
+            title = split_prefix(c.subject)[1]
+            if is_name(title):
+                return c.line, title, c
+        for r in self.requests:
+            if is_name(r.title):
+                return r.line, r.title, r
+        return None
+
+    def lines(self) -> list[int]:
+        return sorted({e.line for e in [*self.requests, *self.commits]})
+
+
+def work_items(events: Sequence[Event]) -> tuple[list[WorkItem], list[Request]]:
+    """(work items, requests that led to nothing) of a session's events, in order."""
+    items: list[WorkItem] = []
+    idle: list[Request] = []
+    current = WorkItem()
+    committed = False  # the current item's last action was a commit
+
+    def close() -> None:
+        nonlocal current, committed
+        if current.done:
+            items.append(current)
+        else:
+            idle.extend(current.requests)
+        current, committed = WorkItem(), False
+
+    for e in events:
+        if isinstance(e, Request):
+            if committed:
+                close()  # a new request after a commit starts the next item
+            current.requests.append(e)
+        elif isinstance(e, Commit):
+            if not e.work:
+                continue  # a snapshot of the user's own edits or an /add commit: evidence only
+            if committed:
+                close()  # a commit after a commit: the next work item
+            current.commits.append(e)
+            committed = True
+        else:
+            current.files.append(e)
+            current.edited = current.edited or e.edited
+    close()
+    return items, idle
