@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from tests.support import databases
 from tests.support.cli import kill_spawned
+from tests.support.pg_pool import PgPool
 from yzos_jobs.db import migrate
 from yzos_jobs.db.connection import create_db_engine, make_session_factory
 
@@ -50,6 +51,13 @@ def pg_template(postgres_ready: None) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def pg_pool(pg_template: str) -> Iterator[PgPool]:
+    pool = PgPool(pg_template)
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("template") / "head.db"
     engine = create_db_engine(f"sqlite:///{path}")
@@ -83,15 +91,22 @@ def db_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iter
         shutil.copy(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite:///{path}"
     else:
-        with databases.pg_database(template=request.getfixturevalue("pg_template")) as url:
+        yield from _pooled(request.getfixturevalue("pg_pool"))
+
+
+def _pooled(pool: PgPool) -> Iterator[str]:
+    with pool.database() as url:
+        try:
             yield url
+        finally:
+            # A process the test left running must not write into the next test's rows.
+            kill_spawned()
 
 
 @pytest.fixture
-def pg_url(postgres_ready: None, pg_template: str) -> Iterator[str]:
+def pg_url(pg_pool: PgPool) -> Iterator[str]:
     """A PostgreSQL database migrated to head, for tests that only make sense there."""
-    with databases.pg_database(template=pg_template) as url:
-        yield url
+    yield from _pooled(pg_pool)
 
 
 @pytest.fixture
