@@ -154,7 +154,7 @@ def test_a_killed_import_goes_on_at_once_without_waiting_for_the_file_to_idle(
 ) -> None:
     path = tmp_path / "repo" / ".aider.chat.history.md"
     path.parent.mkdir()
-    _many_sessions(path, 3000)  # written just now: only the last session may still be open
+    _many_sessions(path, 1000)  # written just now: only the last session may still be open
     ctx = make_ctx(db_url)
     proc = spawn_cli("import", "aider", str(path), env=cli_env(db_url), cwd=tmp_path)
 
@@ -163,23 +163,23 @@ def test_a_killed_import_goes_on_at_once_without_waiting_for_the_file_to_idle(
             return int(s.scalar(select(func.count()).select_from(ActivitySession)) or 0)
 
     deadline = time.monotonic() + 120
-    while imported() < 100 and time.monotonic() < deadline and proc.poll() is None:
+    while imported() < 50 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
     assert proc.poll() is None, "the import finished before it could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    assert 0 < imported() < 2999
+    assert 0 < imported() < 999
     rerun = run_cli("import", "aider", str(path), db_url=db_url, cwd=tmp_path, timeout=300)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     assert "sessions_open 1" in rerun.stdout
-    assert imported() == 2999  # every closed session, once; the last one waits
+    assert imported() == 999  # every closed session, once; the last one waits
     with ctx.sessions() as s:
         seen = s.scalar(
             select(func.count()).where(
                 ImporterSeen.importer_name == "aider", ImporterSeen.record_id == "segment"
             )
         )
-    assert seen == 2999
+    assert seen == 999
 
 
 def test_with_a_model_a_claude_code_session_is_held_and_its_digest_queued(

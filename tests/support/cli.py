@@ -4,7 +4,6 @@ process boundary is what a test is about (signals, kill -9, several daemons, sta
 
 from __future__ import annotations
 
-import faulthandler
 import logging
 import os
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 import structlog
 from click.testing import CliRunner
 
+from tests.support.watchdog import ends_within
 from yzos_jobs.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,14 +74,8 @@ def run_cli(
 def _run_in_process(
     args: list[str], env: dict[str, str], cwd: Path, timeout: float, input_text: str | None
 ) -> subprocess.CompletedProcess[str]:
-    # A hung command would hang the whole worker: past the deadline, print where it hangs and
-    # end the worker (the test fails as a crashed one).
-    faulthandler.dump_traceback_later(timeout, exit=True, file=sys.__stderr__)
-    try:
-        with _fresh_process_state(env, cwd):
-            result = CliRunner().invoke(cli, args, input=input_text, prog_name="yzos-jobs")
-    finally:
-        faulthandler.cancel_dump_traceback_later()
+    with ends_within(timeout), _fresh_process_state(env, cwd):
+        result = CliRunner().invoke(cli, args, input=input_text, prog_name="yzos-jobs")
     stderr = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         assert result.exc_info is not None
