@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,12 +11,13 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.support import databases
+from tests.support.ci import in_ci
 from tests.support.cli import kill_spawned
 from tests.support.pg_pool import PgPool
 from yzos_jobs.db import migrate
 from yzos_jobs.db.connection import create_db_engine, make_session_factory
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+IN_CI = in_ci()
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
