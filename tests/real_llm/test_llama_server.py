@@ -82,9 +82,8 @@ def _config(tmp_path: Path, server: LlamaServer, constraint: str, **llm: Any) ->
 def test_each_candidate_gets_a_bounded_parsed_verdict_that_respects_the_invariants(
     live_server: LlamaServer, constraint: str
 ) -> None:
-    started = time.monotonic()
+    # No error: every request came back within timeout_s (one past it is an LlmTimeout).
     result = Classifier(_profile(live_server, constraint)).classify_many(CASES)
-    elapsed = time.monotonic() - started
     for inp, outcome in zip(CASES, result.outcomes, strict=True):
         assert outcome.error is None, f"{inp.raw_text}: {outcome.error}"
         verdict = outcome.verdict
@@ -98,7 +97,6 @@ def test_each_candidate_gets_a_bounded_parsed_verdict_that_respects_the_invarian
         )
     # At most one call and one re-ask per candidate, each cut by max_tokens at worst.
     assert result.usage.llm_calls <= 2 * len(CASES)
-    assert elapsed < TIMEOUT_S * len(CASES)
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS)
