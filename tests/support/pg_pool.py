@@ -50,6 +50,9 @@ _SHAPE = text(
         WHERE t.typnamespace = 'public'::regnamespace AND t.typrelid = 0
           AND t.typcategory <> 'A'
         UNION ALL
+        SELECT format('schema %s', nspname) FROM pg_namespace
+        WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'
+        UNION ALL
         SELECT format('alembic %s', version_num) FROM alembic_version
     ) shape
     """
