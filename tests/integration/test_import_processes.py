@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
+from tests.support.daemons import wait_for
 from tests.support.jobs import candidates, entities, make_ctx
 from yzos_jobs.db.connection import create_db_engine
 from yzos_jobs.db.models import EntityCandidate, ImporterSeen
@@ -55,9 +56,7 @@ def test_import_killed_halfway_then_rerun_imports_every_record_once(
         with ctx.sessions() as s:
             return int(s.scalar(select(func.count()).select_from(EntityCandidate)) or 0)
 
-    deadline = time.monotonic() + 120
-    while imported() < 1_000 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.05)
+    wait_for(lambda: imported() >= 1_000 or proc.poll() is not None, 120, "the first rows")
     assert proc.poll() is None, (
         "the import finished before it could be killed; make the file bigger"
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from sqlalchemy import func, select
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.corpus import HEALTH, REAL, WORCESTER, WORKTREE, at_rest, history, transcript
+from tests.support.daemons import wait_for
 from tests.support.jobs import candidates, entities, make_ctx
 from tests.support.tables import row_counts
 from yzos_jobs.db.models import ActivitySession, ImporterSeen, SessionTriage
@@ -162,9 +162,7 @@ def test_a_killed_import_goes_on_at_once_without_waiting_for_the_file_to_idle(
         with ctx.sessions() as s:
             return int(s.scalar(select(func.count()).select_from(ActivitySession)) or 0)
 
-    deadline = time.monotonic() + 120
-    while imported() < 50 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
+    wait_for(lambda: imported() >= 50 or proc.poll() is not None, 120, "the first sessions")
     assert proc.poll() is None, "the import finished before it could be killed"
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
