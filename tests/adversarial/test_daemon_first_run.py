@@ -52,7 +52,7 @@ def test_run_at_start_false_promotes_after_start(db_url: str, tmp_path: Path) ->
     cfg = write_config(
         tmp_path / "c.toml",
         None,
-        logging={"format": "json", "level": "info"},
+        logging={"format": "json", "level": "debug"},  # "job started" is a debug line
         **{"jobs.entity_promote": {"interval_s": INTERVAL_S, "run_at_start": False}},
     )
     daemon = start_daemon(db_url, cfg)

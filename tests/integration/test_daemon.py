@@ -43,10 +43,10 @@ def _config(tmp_path: Path, llm_url: str, name: str = "c.toml", **promote: objec
     return write_config(
         tmp_path / name,
         llm_url,
-        # The tests read what the daemon logs about its runs, whatever the default level.
-        logging={"format": "json", "level": "info"},
         llm={"max_concurrency": 8},
         jobs={"run_lease_s": 5},
+        # Every run's line, idle ones too, and every slot another daemon took.
+        logging={"format": "json", "level": "debug"},
         **{
             "jobs.entity_promote": {"interval_s": 1, "batch_size": 50, "lease_s": 5, **promote},
             "jobs.entity_purge_v06": {
