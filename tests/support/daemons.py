@@ -90,8 +90,11 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def stop(daemon: Daemon, timeout: float = 60) -> tuple[int, str]:
-    """SIGTERM (once), then the exit code and everything the daemon logged."""
+def stop(daemon: Daemon | subprocess.Popen[str], timeout: float = 60) -> tuple[int, str]:
+    """SIGTERM (once), then the exit code and everything the daemon logged (a daemon started
+    with spawn_cli: what is still in its pipes)."""
+    if isinstance(daemon, subprocess.Popen):
+        daemon = Daemon(daemon)
     if daemon.proc.poll() is None:
         daemon.send_signal(signal.SIGTERM)
     try:
