@@ -57,7 +57,7 @@ def test_run_at_start_false_promotes_after_start(db_url: str, tmp_path: Path) ->
     )
     daemon = start_daemon(db_url, cfg)
     try:
-        wait_for(lambda: bool(entities(ctx)), 60, "the daemon's first promote")
+        wait_for(lambda: bool(entities(ctx)), 120, "the daemon's first promote")
     finally:
         code, err = stop(daemon)
     assert code == 0, err[-3000:]

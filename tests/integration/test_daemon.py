@@ -102,9 +102,9 @@ def test_kill_9_one_daemon_the_other_finishes_everything(pg_url: str, tmp_path: 
     with OpenAIDouble(_echo, latency_s=0.1) as llm:
         cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=3)
         victim = start_daemon(pg_url, cfg)
-        wait_for(lambda: llm.calls >= 10, 30, "the first daemon to be mid-batch")
+        wait_for(lambda: llm.calls >= 10, 120, "the first daemon to be mid-batch")
         victim.send_signal(signal.SIGKILL)
-        victim.wait(timeout=60)
+        victim.wait(timeout=120)
         survivor = start_daemon(pg_url, cfg)
         wait_for(lambda: _undecided(ctx) == 0, 120, "the survivor to finish")
         code, err = stop(survivor)
@@ -123,9 +123,9 @@ def test_sigterm_exits_0_and_leaves_nothing_claimed(pg_url: str, tmp_path: Path)
     with OpenAIDouble(_echo, latency_s=0.3) as llm:
         cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=10)
         daemon = start_daemon(pg_url, cfg)
-        wait_for(lambda: llm.calls >= 1, 30, "a batch in hand")
+        wait_for(lambda: llm.calls >= 1, 120, "a batch in hand")
         daemon.send_signal(signal.SIGTERM)  # once: a second signal means "exit now"
-        code = daemon.wait(timeout=60)
+        code = daemon.wait(timeout=120)
     err = daemon.stderr
     assert code == 0, err[-3000:]
     assert _count(ctx, EntityCandidate.status == "claimed") == 0
@@ -139,7 +139,7 @@ def test_daemon_outlives_terminated_database_connections(pg_url: str, tmp_path: 
     database = pg_url.rsplit("/", 1)[1]
     with OpenAIDouble(_echo) as llm:
         daemon = start_daemon(pg_url, _config(tmp_path, llm.base_url))
-        wait_for(lambda: _undecided(ctx) == 0, 30, "the first run")
+        wait_for(lambda: _undecided(ctx) == 0, 120, "the first run")
         with ctx.sessions() as s, s.begin():
             killed = s.scalar(
                 text(
@@ -150,7 +150,7 @@ def test_daemon_outlives_terminated_database_connections(pg_url: str, tmp_path: 
             )
         assert killed >= 1
         add_candidates(ctx, {"raw_text": "After", "source_id": "later"})
-        wait_for(lambda: _undecided(ctx) == 0, 30, "a run after the connections died")
+        wait_for(lambda: _undecided(ctx) == 0, 120, "a run after the connections died")
         code, err = stop(daemon)
     assert code == 0, err[-3000:]
     assert {e.display_name for e in entities(ctx)} == {"Before", "After"}
@@ -179,11 +179,11 @@ def test_second_signal_exits_at_once_and_leases_cover_the_batch(
         cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=30)
         daemon = start_daemon(pg_url, cfg)
         # One batch judged, the next claimed and queued behind it.
-        wait_for(lambda: _count(ctx, claimed) == 40, 60, "two batches in hand")
+        wait_for(lambda: _count(ctx, claimed) == 40, 120, "two batches in hand")
         daemon.send_signal(signal.SIGTERM)
-        wait_for(lambda: daemon.logged("stopping: finishing the batch in hand"), 60, "the stop")
+        wait_for(lambda: daemon.logged("stopping: finishing the batch in hand"), 120, "the stop")
         daemon.send_signal(signal.SIGTERM)
-        code = daemon.wait(timeout=60)
+        code = daemon.wait(timeout=120)
     # Exited at once (the orderly stop, which waits for the answers, exits 0).
     assert code == 128 + signal.SIGTERM, daemon.stderr[-3000:]
     assert daemon.logged("second signal: exiting now")

@@ -73,9 +73,9 @@ def test_killed_run_loses_nothing(pg_url: str, tmp_path: Path) -> None:
         env = _env(pg_url, llm.base_url, tmp_path, batch_size="20", lease_s="2")
         victim = spawn_cli("once", "entity_promote", env=env)
         # One batch judged, the next claimed and queued behind it.
-        wait_for(lambda: _claimed(ctx) == 40, 60, "two batches in hand")
+        wait_for(lambda: _claimed(ctx) == 40, 120, "two batches in hand")
         victim.send_signal(signal.SIGKILL)
-        victim.wait(timeout=60)
+        victim.wait(timeout=120)
         # The batches in hand stay claimed by the dead process until their lease runs out.
         in_hand = _claimed(ctx)
         assert in_hand > 0
