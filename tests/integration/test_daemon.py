@@ -164,8 +164,9 @@ def test_daemon_outlives_terminated_database_connections(pg_url: str, tmp_path: 
         )
     # Each name promoted once, one before the connections died and one after; the daemon's
     # last run succeeded.
-    assert sum((r.stats or {}).get("promoted", 0) for r in runs) == 2
-    assert runs[-1].status == "succeeded"
+    seen = [(r.status, r.stats, r.error) for r in runs]
+    assert sum((r.stats or {}).get("promoted", 0) for r in runs) == 2, seen
+    assert runs[-1].status == "succeeded", seen
 
 
 def test_second_signal_exits_at_once_and_leases_cover_the_batch(
