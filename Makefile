@@ -18,21 +18,12 @@ quickstart: install
 	$(BIN)/yzos-jobs once entity_promote
 	$(BIN)/yzos-jobs status
 
-# The whole suite, on SQLite and on PostgreSQL (started here if it is installed but down), then
-# the real_llm tests against a real llama.cpp server when `make llm-server` has built one (CI
-# builds it first and never leaves them out). Those run on their own, after the rest, one test
-# at a time: one server with two slots on a small machine is slow enough without a second one
-# or the rest of the suite beside it.
+# Lint and format check, the whole suite on SQLite and on PostgreSQL (started here if it is
+# installed but down), then the real_llm tests when a local llama.cpp server is built (always in
+# CI); the time of each part at the end. .ci/test says how.
 test: install
 	.ci/ensure-postgres
-	$(BIN)/ruff check .
-	$(BIN)/pytest -n 2 -q -m "not real_llm"
-	@case "$${CI:-}" in 1|true|TRUE|True|yes) in_ci=1 ;; *) in_ci= ;; esac; \
-	if [ -z "$$in_ci" ] && ! scripts/llm-server --cached >/dev/null; then \
-	  echo "real_llm tests left out: no local llama.cpp server built (make llm-server builds one)"; \
-	else \
-	  $(BIN)/pytest -q -m real_llm; \
-	fi
+	BIN=$(BIN) .ci/test
 
 # Build llama.cpp's server and the Gemma 3 270M model once per machine (cached under
 # ~/.cache/yzos-jobs/llm) and print how to start it and point yzos-jobs at it.
@@ -41,6 +32,7 @@ llm-server:
 
 lint: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # Every benchmark, each printing its figures beside a baseline measured in the same run (about
 # an hour on two cores). `make llm-eval` runs the real model separately.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,11 +11,13 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.support import databases
+from tests.support.ci import in_ci
 from tests.support.cli import kill_spawned
+from tests.support.pg_pool import PgPool
 from yzos_jobs.db import migrate
 from yzos_jobs.db.connection import create_db_engine, make_session_factory
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+IN_CI = in_ci()
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
 
@@ -47,6 +48,13 @@ def pg_template(postgres_ready: None) -> Iterator[str]:
     engine.dispose()
     yield name
     databases.drop_pg_database(name)
+
+
+@pytest.fixture(scope="session")
+def pg_pool(pg_template: str) -> Iterator[PgPool]:
+    pool = PgPool(pg_template)
+    yield pool
+    pool.close()
 
 
 @pytest.fixture(scope="session")
@@ -83,15 +91,22 @@ def db_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iter
         shutil.copy(request.getfixturevalue("sqlite_template"), path)
         yield f"sqlite:///{path}"
     else:
-        with databases.pg_database(template=request.getfixturevalue("pg_template")) as url:
+        yield from _pooled(request.getfixturevalue("pg_pool"))
+
+
+def _pooled(pool: PgPool) -> Iterator[str]:
+    with pool.database() as url:
+        try:
             yield url
+        finally:
+            # A process the test left running must not write into the next test's rows.
+            kill_spawned()
 
 
 @pytest.fixture
-def pg_url(postgres_ready: None, pg_template: str) -> Iterator[str]:
+def pg_url(pg_pool: PgPool) -> Iterator[str]:
     """A PostgreSQL database migrated to head, for tests that only make sense there."""
-    with databases.pg_database(template=pg_template) as url:
-        yield url
+    yield from _pooled(pg_pool)
 
 
 @pytest.fixture

@@ -126,6 +126,7 @@ def test_an_ambiguous_name_lists_the_matches_and_exits_2(seeded: str) -> None:
     out = run_cli("show", "api", db_url=seeded)
     assert out.returncode == 2
     apis = [e.id for e in entities(make_ctx(seeded)) if e.display_name == "api"]
+    assert len(apis) == 2
     assert all(f"e:{i}" in out.stdout for i in apis) and REPO_B in out.stdout
     assert_one_line_error(out, 2, "'api' matches 2 entities")
     as_json = run_cli("explain", "api", "--json", db_url=seeded)

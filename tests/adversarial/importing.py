@@ -1,4 +1,4 @@
-"""Importing hostile input as a user does: the real CLI in a child process, then the database."""
+"""Importing hostile input as a user does: the real CLI, then the database."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ def run_import(
     config: Path | None = None,
     prefix: Sequence[str] = (),
     timeout: float = 120,
+    process: bool = False,
 ) -> Imported:
     env = cli_env(db_url, **({"YZOS_CONFIG": str(config)} if config else {}))
     result = run_cli(
@@ -44,6 +45,7 @@ def run_import(
         cwd=cwd,
         prefix=prefix,
         timeout=timeout,
+        process=process,
     )
     return _imported(result)
 

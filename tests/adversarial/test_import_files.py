@@ -68,7 +68,8 @@ def test_file_of_1_gib_without_a_newline_is_one_line_read_once_in_bounded_memory
     path = tmp_path / "endless.jsonl"
     with path.open("wb") as fh:
         fh.truncate(1 << 30)  # 1 GiB of NUL bytes and no newline (sparse: no disk space)
-    first = run_import("jsonl", path, db_url=db_url, cwd=tmp_path, timeout=300)
+    # In a child process: its peak resident set is what is measured.
+    first = run_import("jsonl", path, db_url=db_url, cwd=tmp_path, timeout=300, process=True)
     assert first.returncode == 0
     only_skipped_at(first, where(path, 1))
     # The largest resident set of any import this test process has run so far: far below the

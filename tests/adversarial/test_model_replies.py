@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
@@ -113,30 +112,26 @@ def test_html_body_through_the_cli_is_one_line_without_a_traceback(tmp_path: Pat
 
 @pytest.mark.parametrize("headers", [False, True], ids=["body-drips", "headers-drip"])
 def test_a_server_dripping_one_byte_every_half_second_is_cut_at_timeout_s(headers: bool) -> None:
+    """Every byte comes well within a read timeout, and the whole reply would take minutes:
+    only a deadline on the whole request ends it. A reply that drips to its end within
+    timeout_s is answered."""
     with OpenAIDouble(lambda b: Drip(0.5, headers=headers)) as llm:
         classifier = make_classifier(llm.base_url, timeout_s=3.0, max_retries=0)
-        assert classifier.client  # built (and the SDK imported) before the clock starts
-        started = time.monotonic()
         with pytest.raises(LlmTimeout):
             classifier.classify(ALPHA)
-        elapsed = time.monotonic() - started
-    assert 2.9 <= elapsed < 4.0
+    with OpenAIDouble(lambda b: Drip(0.0005, headers=headers)) as llm:
+        classifier = make_classifier(llm.base_url, timeout_s=30.0, max_retries=0)
+        assert classifier.classify(ALPHA).kind == "noise"
 
 
 def test_one_classify_is_bounded_by_timeout_times_requests() -> None:
-    """A re-ask and a retry are separate requests, each with its own deadline."""
+    """A re-ask and a retry are separate requests, each with its own deadline, each cut."""
     replies = iter([Raw("not json"), Drip(0.2), Drip(0.2)])
-    timeout_s, retries = 1.5, 1
     with OpenAIDouble(lambda b: next(replies)) as llm:
-        classifier = make_classifier(llm.base_url, timeout_s=timeout_s, max_retries=retries)
-        assert classifier.client
-        started = time.monotonic()
+        classifier = make_classifier(llm.base_url, timeout_s=1.5, max_retries=1)
         with pytest.raises(LlmTimeout):
             classifier.classify(ALPHA)
-        elapsed = time.monotonic() - started
     assert llm.calls == 3  # the question, the re-ask, the re-ask's retry
-    backoff_s = 1.0  # the client's pause before its retry
-    assert elapsed < timeout_s * (retries + 1 + 1) + backoff_s
 
 
 def test_a_five_megabyte_reason_is_capped() -> None:

@@ -77,19 +77,20 @@ def test_a_five_megabyte_reason_is_capped_before_it_is_stored_or_cached(
 ) -> None:
     huge = verdict("noise", reason="spam " * 1_000_000)
     ctx = make_ctx(db_url)
-    add_candidates(ctx, *({"raw_text": f"Thing {i}"} for i in range(20)))
+    # More candidates than the model is asked about at once (4): 25 MB of replies in all.
+    add_candidates(ctx, *({"raw_text": f"Thing {i}"} for i in range(5)))
     db_file = Path(db_url.removeprefix("sqlite:///")) if db_url.startswith("sqlite") else None
     size_before = db_file.stat().st_size if db_file else 0
     with OpenAIDouble(lambda b: huge) as llm:
         stats = _promote(tmp_path, db_url, llm.base_url)
-    assert stats["rejected"] == 20
+    assert stats["rejected"] == 5
     limit = FIELD_MAX_CHARS["reason"]
     for cand in candidates(ctx):
         assert len(cand.verdict["reason"]) == limit
         assert len(cand.reject_reason) <= limit + len("noise: ")
     with ctx.sessions() as s:
         cached = list(s.scalars(select(VerdictCacheRow)))
-    assert len(cached) == 20 and all(len(c.verdict["reason"]) == limit for c in cached)
+    assert len(cached) == 5 and all(len(c.verdict["reason"]) == limit for c in cached)
     if db_file:
         assert db_file.stat().st_size - size_before < 1_000_000
 

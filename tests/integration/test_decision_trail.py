@@ -42,7 +42,7 @@ def _judge(body):
 
 
 def test_promote_writes_one_row_per_promoted_merged_or_rejected_candidate(db_url: str) -> None:
-    with OpenAIDouble(_judge) as llm:
+    with OpenAIDouble(_judge, latency_s=0.05) as llm:
         ctx = make_ctx(db_url, llm.base_url)
         add_candidates(
             ctx,
@@ -72,7 +72,8 @@ def test_promote_writes_one_row_per_promoted_merged_or_rejected_candidate(db_url
         assert (row.call_site, row.source, row.model) == ("promote_candidate", "llm", "double-7b")
         assert row.job_run_id == run_id
         assert row.prompt_version and row.prompt_version.startswith("v1-")
-        assert isinstance(row.latency_ms, int) and row.latency_ms >= 0
+        # The model's time is in it: the double answers after 50 ms.
+        assert isinstance(row.latency_ms, int) and row.latency_ms >= 50
     assert first.verdict["reason"] == "A repository."
     assert (app.outcome, app.entity_id, app.verdict["kind"]) == ("rejected", None, "app")
     assert (fallback.outcome, fallback.source, fallback.model) == ("promoted", "fallback", None)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import signal
-import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
+from tests.support.daemons import wait_for
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.models import EntityCandidate
 from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
@@ -48,11 +50,20 @@ def test_two_promote_runs_at_once_decide_each_candidate_once(pg_url: str, tmp_pa
     names = [e.normalized_name for e in entities(ctx)]
     assert len(names) == len(set(names)) == 250
     assert all(e.sighting_count == 4 for e in entities(ctx))
-    import json
-
     per_run = [json.loads(o[0]) for o in outs]
     assert sum(r["promoted"] + r["merged"] for r in per_run) == 1000
     assert all(r["promoted"] + r["merged"] > 0 for r in per_run)  # both did work
+
+
+def _claimed(ctx, *where) -> int:
+    with ctx.sessions() as s:
+        return int(
+            s.scalar(
+                select(func.count())
+                .select_from(EntityCandidate)
+                .where(EntityCandidate.status == "claimed", *where)
+            )
+        )
 
 
 def test_killed_run_loses_nothing(pg_url: str, tmp_path: Path) -> None:
@@ -61,23 +72,22 @@ def test_killed_run_loses_nothing(pg_url: str, tmp_path: Path) -> None:
     with OpenAIDouble(_echo_name, latency_s=0.5) as llm:
         env = _env(pg_url, llm.base_url, tmp_path, batch_size="20", lease_s="2")
         victim = spawn_cli("once", "entity_promote", env=env)
-        deadline = time.monotonic() + 30
-        while llm.calls == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # One batch judged, the next claimed and queued behind it.
+        wait_for(lambda: _claimed(ctx) == 40, 120, "two batches in hand")
         victim.send_signal(signal.SIGKILL)
-        victim.wait(timeout=10)
-        with ctx.sessions() as s:
-            claimed = s.scalar(select(func.count()).where(EntityCandidate.status == "claimed"))
-        # The batches in hand (one judged, the next queued behind it) stay claimed by the dead
-        # process; the third was never claimed.
-        assert claimed == 40
-        time.sleep(2.5)  # its lease runs out
+        victim.wait(timeout=120)
+        # The batches in hand stay claimed by the dead process until their lease runs out.
+        in_hand = _claimed(ctx)
+        assert in_hand > 0
+        wait_for(
+            lambda: _claimed(ctx, EntityCandidate.lease_until > utcnow()) == 0,
+            60,
+            "the dead run's leases to run out",
+        )
         rerun = run_cli("once", "entity_promote", "--json", env=env, timeout=120)
     assert rerun.returncode == 0, rerun.stderr
-    import json
-
     stats = json.loads(rerun.stdout)
-    assert stats["reclaimed"] == 40
+    assert stats["reclaimed"] == in_hand
     rows = candidates(ctx)
     assert {c.status for c in rows} == {"promoted"} and len(rows) == 60
     assert len(entities(ctx)) == 60

@@ -173,7 +173,9 @@ def test_two_repositories_with_one_name_are_two_projects(db_url: str, tmp_path: 
         ("api", str(tmp_path / "work" / "api")),
     ]
     keys = {p.project_key: p.id for p in projects}
-    assert all(t.project_id == keys[t.project_key] for t in entities(ctx) if t.kind == "task")
+    tasks = [e for e in entities(ctx) if e.kind == "task"]
+    assert {t.project_id for t in tasks} == set(keys.values())  # each project has its tasks
+    assert all(t.project_id == keys[t.project_key] for t in tasks)
 
 
 def test_one_repository_seen_through_another_relative_path_or_a_moved_history(

@@ -6,15 +6,15 @@ CI=true they fail instead (`.ci/run` builds it first), and so does a server that
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import NoReturn
 
 import pytest
 
+from tests.support.ci import in_ci
 from yzos_jobs.testing.llama import LlamaServer, ServerUnavailable, cached_build
 
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+IN_CI = in_ci()
 
 
 def _unavailable(reason: str) -> NoReturn:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
-from tests.support.jobs import add_candidates, candidates, entities, make_ctx
+from tests.support.jobs import add_candidates, candidates, decisions, entities, make_ctx
 from yzos_jobs.entity.classifier import AppMetadata, Classifier, ClassifyInput
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
@@ -82,9 +82,8 @@ def _config(tmp_path: Path, server: LlamaServer, constraint: str, **llm: Any) ->
 def test_each_candidate_gets_a_bounded_parsed_verdict_that_respects_the_invariants(
     live_server: LlamaServer, constraint: str
 ) -> None:
-    started = time.monotonic()
+    # No error: every request came back within timeout_s (one past it is an LlmTimeout).
     result = Classifier(_profile(live_server, constraint)).classify_many(CASES)
-    elapsed = time.monotonic() - started
     for inp, outcome in zip(CASES, result.outcomes, strict=True):
         assert outcome.error is None, f"{inp.raw_text}: {outcome.error}"
         verdict = outcome.verdict
@@ -98,7 +97,6 @@ def test_each_candidate_gets_a_bounded_parsed_verdict_that_respects_the_invarian
         )
     # At most one call and one re-ask per candidate, each cut by max_tokens at worst.
     assert result.usage.llm_calls <= 2 * len(CASES)
-    assert elapsed < TIMEOUT_S * len(CASES)
 
 
 @pytest.mark.parametrize("constraint", CONSTRAINTS)
@@ -199,6 +197,14 @@ def test_once_entity_promote_end_to_end_on_a_jsonl_file(
     rows = candidates(ctx)
     assert len(rows) == len(records)
     assert all(c.status in ("promoted", "rejected") and c.verdict for c in rows)
+    # Every candidate was decided by the model, whatever it decided; each one promoted is an
+    # entity the model judged.
+    trail = decisions(ctx)
+    assert len(trail) == len(records)
+    assert all(d.source == "llm" and d.model for d in trail)
+    promoted_ids = {c.id for c in rows if c.status == "promoted"}
+    assert {d.candidate_id for d in trail if d.outcome == "promoted"} == promoted_ids
+    assert len(entities(ctx)) == len(promoted_ids) == stats["promoted"]
     assert all(e.verdict_source == "llm" and e.classified_model for e in entities(ctx))
     status = run_cli("status", "--check", env=env, cwd=tmp_path)
     assert status.returncode == 0, status.stderr

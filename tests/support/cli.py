@@ -1,12 +1,23 @@
-"""Run the real `yzos-jobs` command in a child process, as a user would."""
+"""Run the `yzos-jobs` command as a user would: in this process by default (the same click entry,
+config and environment handling, stdout and stderr apart), or in a child process where the
+process boundary is what a test is about (signals, kill -9, several daemons, start-up)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+
+import structlog
+from click.testing import CliRunner
+
+from tests.support.watchdog import ends_within
+from yzos_jobs.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,18 +50,65 @@ def run_cli(
     env: dict[str, str] | None = None,
     timeout: float = 120,
     input_text: str | None = None,
+    process: bool = False,
     prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
-    """`prefix`: a command the CLI runs under (e.g. setpriv, to run without root's powers)."""
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "yzos_jobs", *args],
-        cwd=cwd or REPO,
-        env=env or cli_env(db_url),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        input=input_text,
+    """The command's exit code, stdout and stderr. `process`: run it in a child process (a
+    fresh interpreter); `prefix` is a command that child runs under (e.g. setpriv, to run without
+    root's powers) and implies one. A command still running after `timeout` fails the test: the
+    child is killed, or this process dumps every thread's stack and exits."""
+    env = env or cli_env(db_url)
+    if process or prefix:
+        return subprocess.run(
+            [*prefix, sys.executable, "-m", "yzos_jobs", *args],
+            cwd=cwd or REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            input=input_text,
+        )
+    return _run_in_process(list(args), env, cwd or REPO, timeout, input_text)
+
+
+def _run_in_process(
+    args: list[str], env: dict[str, str], cwd: Path, timeout: float, input_text: str | None
+) -> subprocess.CompletedProcess[str]:
+    with ends_within(timeout), _fresh_process_state(env, cwd):
+        result = CliRunner().invoke(cli, args, input=input_text, prog_name="yzos-jobs")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        assert result.exc_info is not None
+        # What the interpreter prints for an exception nothing caught.
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(
+        ["yzos-jobs", *args], result.exit_code, result.stdout, stderr
     )
+
+
+@contextmanager
+def _fresh_process_state(env: dict[str, str], cwd: Path) -> Iterator[None]:
+    """The command sees `env` as its whole environment and `cwd` as its directory, as a child
+    would; afterwards the environment, directory and logging configuration it changed are put
+    back, so the next command and the test itself start from the state they would have had."""
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_structlog = structlog.get_config()
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        structlog.reset_defaults()
+        structlog.configure(**saved_structlog)
+        structlog.contextvars.clear_contextvars()
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
 
 
 # Every process spawn_cli started; the conftest kills what a failed test left running.

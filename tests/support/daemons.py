@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from tests.support.cli import cli_env, spawn_cli
 
@@ -41,8 +43,45 @@ def _toml(value: object) -> str:
     return str(value)
 
 
-def start_daemon(db_url: str, config: Path) -> subprocess.Popen[str]:
-    return spawn_cli("run", env=cli_env(db_url, YZOS_CONFIG=str(config)))
+class Daemon:
+    """A running `yzos-jobs run`; its stderr is read as it comes, so a test can wait for a line
+    the daemon logs."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self._lines: list[str] = []
+        self._readers = [
+            threading.Thread(target=self._read, args=(stream, keep), daemon=True)
+            for stream, keep in ((proc.stderr, True), (proc.stdout, False))
+        ]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, stream: IO[str] | None, keep: bool) -> None:
+        assert stream is not None
+        for line in stream:
+            if keep:
+                self._lines.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self._lines)
+
+    def logged(self, text: str) -> bool:
+        return any(text in line for line in list(self._lines))
+
+    def send_signal(self, signum: int) -> None:
+        self.proc.send_signal(signum)
+
+    def wait(self, timeout: float) -> int:
+        code = self.proc.wait(timeout=timeout)
+        for reader in self._readers:
+            reader.join(timeout)
+        return code
+
+
+def start_daemon(db_url: str, config: Path) -> Daemon:
+    return Daemon(spawn_cli("run", env=cli_env(db_url, YZOS_CONFIG=str(config))))
 
 
 def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -54,13 +93,19 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
-def stop(proc: subprocess.Popen[str], timeout: float = 30) -> tuple[int, str]:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
+def stop(daemon: Daemon | subprocess.Popen[str], timeout: float = 60) -> tuple[int, str]:
+    """SIGTERM (once), then the exit code and everything the daemon logged (a daemon started
+    with spawn_cli: what is still in its pipes)."""
+    if isinstance(daemon, subprocess.Popen):
+        daemon = Daemon(daemon)
+    if daemon.proc.poll() is None:
+        daemon.send_signal(signal.SIGTERM)
     try:
-        _, err = proc.communicate(timeout=timeout)
+        code = daemon.wait(timeout)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        _, err = proc.communicate()
-        raise AssertionError(f"daemon did not stop within {timeout}s:\n{err[-3000:]}") from None
-    return proc.returncode, err
+        daemon.proc.kill()
+        daemon.wait(timeout)
+        raise AssertionError(
+            f"daemon did not stop within {timeout}s:\n{daemon.stderr[-3000:]}"
+        ) from None
+    return code, daemon.stderr

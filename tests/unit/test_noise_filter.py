@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.watchdog import ends_within
 from yzos_jobs.entity.noise_filter import (
     is_meaningful_summary,
     is_noise,
@@ -118,11 +119,8 @@ def test_names_that_only_look_structural_are_left_to_the_classifier(text: str) -
     "text", ["{{" * 20_000, "{%" * 20_000, "%0" * 20_000, "{0:" * 20_000, "{{" + "a" * 40_000]
 )
 def test_adversarial_text_is_judged_in_linear_time(text: str) -> None:
-    import time
-
-    started = time.perf_counter()
-    is_noise(text)
-    assert time.perf_counter() - started < 1.0  # a backtracking pattern takes minutes
+    with ends_within(60):  # a backtracking pattern takes hours on these
+        is_noise(text)
 
 
 @pytest.mark.parametrize(
