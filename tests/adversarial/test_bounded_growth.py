@@ -22,9 +22,9 @@ def _real(body: dict) -> object:
 
 
 def test_a_purge_slot_answered_by_the_cache_writes_nothing(db_url: str) -> None:
-    seed = make_ctx(db_url)  # dry_run promotes; the purge judges them first
-    add_candidates(seed, *({"raw_text": f"Project {n}", "source_id": f"s{n}"} for n in range(6)))
-    run_entity_promote(seed)
+    setup = make_ctx(db_url)  # dry_run promotes; the purge judges them first
+    add_candidates(setup, *({"raw_text": f"Project {n}", "source_id": f"s{n}"} for n in range(6)))
+    run_entity_promote(setup)
     with OpenAIDouble(_real) as llm:
         ctx = make_ctx(db_url, llm.base_url)
         first = run_entity_purge_v06(ctx)
@@ -46,13 +46,13 @@ def test_a_purge_slot_answered_by_the_cache_writes_nothing(db_url: str) -> None:
 
 
 def test_a_long_correction_reason_is_a_bounded_part_of_every_later_prompt(db_url: str) -> None:
-    seed = make_ctx(db_url)
+    setup = make_ctx(db_url)
     names = [f"Project {n}" for n in range(10)]
-    add_candidates(seed, *({"raw_text": n, "source_id": f"s{n}"} for n in names))
-    run_entity_promote(seed)
+    add_candidates(setup, *({"raw_text": n, "source_id": f"s{n}"} for n in names))
+    run_entity_promote(setup)
     for n, name in enumerate(names):
         reason = f"reason {n} " + "because " * 4000  # 32,000 characters
-        correct(seed.sessions, name, "not_entity", reason=reason)
+        correct(setup.sessions, name, "not_entity", reason=reason)
     with OpenAIDouble(_real) as llm:
         ctx = make_ctx(db_url, llm.base_url, llm={"max_correction_examples": 10})
         add_candidates(ctx, {"raw_text": "Harbor Sync", "source_id": "later"})

@@ -75,8 +75,8 @@ def test_jsonl_triage_skipped_in_an_outage_is_retried_by_entity_promote(
 
 
 def test_the_purge_shows_the_judge_the_app_an_entity_was_seen_in(db_url: str) -> None:
-    seed = make_ctx(db_url)
-    with transaction(seed.sessions) as s:
+    setup = make_ctx(db_url)
+    with transaction(setup.sessions) as s:
         upsert_app_metadata(
             s,
             [
@@ -88,8 +88,8 @@ def test_the_purge_shows_the_judge_the_app_an_entity_was_seen_in(db_url: str) ->
                 )
             ],
         )
-    add_candidates(seed, {"raw_text": "Telegram", "app_bundle_id": "com.tdesktop.Telegram"})
-    run_entity_promote(seed)  # dry_run lets it in
+    add_candidates(setup, {"raw_text": "Telegram", "app_bundle_id": "com.tdesktop.Telegram"})
+    run_entity_promote(setup)  # dry_run lets it in
     with OpenAIDouble(lambda body: verdict("app")) as llm:
         stats = run_entity_purge_v06(make_ctx(db_url, llm.base_url))
         [asked] = [candidate_of(r) for r in llm.requests]
@@ -177,8 +177,8 @@ def test_an_app_in_a_social_networking_category_is_never_a_project_by_rule_and_d
         "3. An app whose category is social-networking, utilities or developer-tools is never a "
         "project." in SYSTEM_PROMPT
     )
-    seed = make_ctx(db_url)
-    with transaction(seed.sessions) as s:
+    setup = make_ctx(db_url)
+    with transaction(setup.sessions) as s:
         category = "public.app-category.developer-tools"
         upsert_app_metadata(s, [AppRecord("com.microsoft.VSCode", "Code", category, "test")])
     with OpenAIDouble(lambda body: verdict("app")) as llm:
