@@ -532,7 +532,7 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
 @pass_app
 def run_cmd(app: AppContext) -> None:
     """Run the daemon: entity_promote every interval_s, entity_purge_v06 every interval_h,
-    import_sources (the [sources] section) every sources.interval_s."""
+    import_sources (the [sources] section) every sources.interval_s, prune once a UTC day."""
     from yzos_jobs.daemon import run_daemon
 
     raise SystemExit(run_daemon(_job_context(app, log_level="info")))

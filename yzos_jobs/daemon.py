@@ -1,5 +1,5 @@
 """`yzos-jobs run`: the daemon. APScheduler 3 BlockingScheduler with the in-memory job store:
-entity_promote, entity_purge_v06 and import_sources (what [sources] names).
+entity_promote, entity_purge_v06, import_sources (what [sources] names) and the daily prune.
 
 Correctness across daemons lives in the database, never here: candidates are claimed with leases,
 each purge slot is one job_runs row. This process only decides when to try.

@@ -1,5 +1,5 @@
 """`yzos-jobs status`: queue depth (candidates, held ones among them, and the session triage
-queue), entity counts, the last run of each job, daemons seen."""
+queue), entity counts, the last run of each job, the processes that ran jobs lately."""
 
 from __future__ import annotations
 
@@ -27,6 +27,8 @@ def _allowed_age(settings: Settings, job: str) -> timedelta:
         )
     if job == "import_sources":
         return timedelta(seconds=3 * settings.sources.interval_s + settings.jobs.run_lease_s)
+    if job == "prune":  # once a UTC day: a day missed is overdue, not a run late in the day
+        return timedelta(days=2, seconds=settings.jobs.run_lease_s)
     return timedelta(hours=2 * settings.jobs.entity_purge_v06.interval_h)
 
 
@@ -225,6 +227,6 @@ def render_status(report: dict[str, Any]) -> str:
             lines.append(f"{'':<18} stopped: {stats['budget_spent']}")
     lines.extend(render_sources(report.get("sources", {})))
     owners = ", ".join(d["owner"] for d in report["daemons"]) or "none in the last 15 minutes"
-    lines.append(f"daemons     {owners}")
+    lines.append(f"ran jobs    {owners}")
     lines.extend(render_operations(report))
     return "\n".join(lines)

@@ -18,7 +18,7 @@ REPO_A, REPO_B, REPO_C = "/Users/me/Code/yzos-core", "/Users/me/Code/api", "/Use
 
 
 @pytest.fixture
-def seeded(db_url: str) -> str:
+def filled(db_url: str) -> str:
     """A project with a task, a person, a rejected app and two projects named "api" in
     different repositories, judged over the loopback LLM; and an entity a user archived."""
 
@@ -48,15 +48,15 @@ def seeded(db_url: str) -> str:
     return db_url
 
 
-def test_entities_lists_filters_and_prints_json(seeded: str) -> None:
-    out = run_cli("entities", db_url=seeded)
+def test_entities_lists_filters_and_prints_json(filled: str) -> None:
+    out = run_cli("entities", db_url=filled)
     assert out.returncode == 0, out.stderr
     header, *lines = out.stdout.splitlines()
     assert header.split()[:4] == ["ref", "name", "kind", "status"]
     assert len(lines) == 6  # yzos-core, its task, Alice Chen, two "api", archived Phoenix
     task_line = next(line for line in lines if "Fix lease renewal" in line)
     assert "yzos-core" in task_line.split("Fix lease renewal")[1]  # the task's project
-    listed = json.loads(run_cli("entities", "--json", db_url=seeded).stdout)
+    listed = json.loads(run_cli("entities", "--json", db_url=filled).stdout)
     assert {e["name"] for e in listed} == {
         "yzos-core",
         "Fix lease renewal",
@@ -68,49 +68,49 @@ def test_entities_lists_filters_and_prints_json(seeded: str) -> None:
     assert (task["kind"], task["project"], task["sightings"]) == ("task", "yzos-core", 1)
     assert task["verdict_source"] == "llm" and task["first_seen"] and task["last_seen"]
     only = json.loads(
-        run_cli("entities", "--kind", "person", "--search", "ALICE", "--json", db_url=seeded).stdout
+        run_cli("entities", "--kind", "person", "--search", "ALICE", "--json", db_url=filled).stdout
     )
     assert [e["name"] for e in only] == ["Alice Chen"]
     archived = json.loads(
-        run_cli("entities", "--status", "archived", "--json", db_url=seeded).stdout
+        run_cli("entities", "--status", "archived", "--json", db_url=filled).stdout
     )
     assert [(e["name"], e["verdict_source"]) for e in archived] == [("Phoenix", "user")]
     of_project = json.loads(
-        run_cli("entities", "--project", "yzos-core", "--json", db_url=seeded).stdout
+        run_cli("entities", "--project", "yzos-core", "--json", db_url=filled).stdout
     )
     assert [e["name"] for e in of_project] == ["Fix lease renewal"]
-    assert len(json.loads(run_cli("entities", "--limit", "2", "--json", db_url=seeded).stdout)) == 2
+    assert len(json.loads(run_cli("entities", "--limit", "2", "--json", db_url=filled).stdout)) == 2
 
 
-def test_show_prints_the_entity_its_sightings_tasks_and_decisions(seeded: str) -> None:
-    out = run_cli("show", "yzos-core", db_url=seeded)
+def test_show_prints_the_entity_its_sightings_tasks_and_decisions(filled: str) -> None:
+    out = run_cli("show", "yzos-core", db_url=filled)
     assert out.returncode == 0, out.stderr
     assert "Lease code" in out.stdout  # the newest sighting's summary
     assert "Fix lease renewal" in out.stdout  # its task
     assert "promote_candidate" in out.stdout and "Real work." in out.stdout  # its decision
-    report = json.loads(run_cli("show", "yzos-core", "--json", db_url=seeded).stdout)
+    report = json.loads(run_cli("show", "yzos-core", "--json", db_url=filled).stdout)
     assert report["entity"]["kind"] == "project" and report["entity"]["project_path"] == REPO_A
     assert [t["name"] for t in report["tasks"]] == ["Fix lease renewal"]
     assert [s["summary"] for s in report["sightings"]] == ["Lease code"]
     assert [d["outcome"] for d in report["decisions"]] == ["promoted"]
 
 
-def test_explain_prints_the_chain_with_reason_source_and_model(seeded: str) -> None:
-    ctx = make_ctx(seeded)
+def test_explain_prints_the_chain_with_reason_source_and_model(filled: str) -> None:
+    ctx = make_ctx(filled)
     phoenix = next(e for e in entities(ctx) if e.display_name == "Phoenix")
-    out = run_cli("explain", f"e:{phoenix.id}", db_url=seeded)
+    out = run_cli("explain", f"e:{phoenix.id}", db_url=filled)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert any(" promote_candidate " in x and " promoted " in x and "dry_run" in x for x in lines)
     assert any(" user " in x and " archived " in x for x in lines)
-    chain = json.loads(run_cli("explain", "Phoenix", "--json", db_url=seeded).stdout)
+    chain = json.loads(run_cli("explain", "Phoenix", "--json", db_url=filled).stdout)
     assert chain["state"] == "archived"
     assert [(d["call_site"], d["outcome"], d["source"]) for d in chain["decisions"]] == [
         ("promote_candidate", "promoted", "dry_run"),
         ("user", "archived", "user"),
     ]
     tg = next(c for c in candidates(ctx) if c.raw_text == "Telegram")
-    why = json.loads(run_cli("explain", f"c:{tg.id}", "--json", db_url=seeded).stdout)
+    why = json.loads(run_cli("explain", f"c:{tg.id}", "--json", db_url=filled).stdout)
     [decision] = why["decisions"]
     assert why["state"] == "rejected" and decision["kind"] == "app"
     assert (decision["reason"], decision["source"], decision["model"]) == (
@@ -118,36 +118,36 @@ def test_explain_prints_the_chain_with_reason_source_and_model(seeded: str) -> N
         "llm",
         "double-7b",
     )
-    text = run_cli("explain", "Telegram", db_url=seeded)  # no entity: the candidate of that text
+    text = run_cli("explain", "Telegram", db_url=filled)  # no entity: the candidate of that text
     assert text.returncode == 0 and "A chat app, not work." in text.stdout
 
 
-def test_an_ambiguous_name_lists_the_matches_and_exits_2(seeded: str) -> None:
-    out = run_cli("show", "api", db_url=seeded)
+def test_an_ambiguous_name_lists_the_matches_and_exits_2(filled: str) -> None:
+    out = run_cli("show", "api", db_url=filled)
     assert out.returncode == 2
-    apis = [e.id for e in entities(make_ctx(seeded)) if e.display_name == "api"]
+    apis = [e.id for e in entities(make_ctx(filled)) if e.display_name == "api"]
     assert len(apis) == 2
     assert all(f"e:{i}" in out.stdout for i in apis) and REPO_B in out.stdout
     assert_one_line_error(out, 2, "'api' matches 2 entities")
-    as_json = run_cli("explain", "api", "--json", db_url=seeded)
+    as_json = run_cli("explain", "api", "--json", db_url=filled)
     assert as_json.returncode == 2
     assert sorted(m["ref"] for m in json.loads(as_json.stdout)["matches"]) == [
         f"e:{i}" for i in sorted(apis)
     ]
-    missing = run_cli("show", "Nothing Like It", db_url=seeded)
+    missing = run_cli("show", "Nothing Like It", db_url=filled)
     assert_one_line_error(missing, 1, "no entity or candidate named 'Nothing Like It'")
-    assert_one_line_error(run_cli("explain", "e:999999", db_url=seeded), 1, "no entity e:999999")
+    assert_one_line_error(run_cli("explain", "e:999999", db_url=filled), 1, "no entity e:999999")
 
 
-def test_export_writes_jsonl_and_csv(seeded: str) -> None:
-    out = run_cli("export", db_url=seeded)
+def test_export_writes_jsonl_and_csv(filled: str) -> None:
+    out = run_cli("export", db_url=filled)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert len(rows) == 5 and "Phoenix" not in {r["name"] for r in rows}
     task = next(r for r in rows if r["name"] == "Fix lease renewal")
     assert (task["kind"], task["project"], task["sightings"]) == ("task", "yzos-core", 1)
     assert task["first_seen"] and task["last_seen"]
-    every = run_cli("export", "--format", "csv", "--include-archived", db_url=seeded)
+    every = run_cli("export", "--format", "csv", "--include-archived", db_url=filled)
     table = list(csv.DictReader(io.StringIO(every.stdout)))
     assert len(table) == 6 and {r["status"] for r in table} == {"active", "archived"}
     assert list(table[0]) == [

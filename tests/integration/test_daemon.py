@@ -187,7 +187,7 @@ def test_second_signal_exits_at_once_and_leases_cover_the_batch(
         code = daemon.wait(timeout=120)
     # Exited at once (the orderly stop, which waits for the answers, exits 0).
     assert code == 128 + signal.SIGTERM, daemon.stderr[-3000:]
-    assert daemon.logged("second signal: exiting now")
+    assert daemon.logged("SIGTERM: exiting now")
     # The batches in hand stay leased (another daemon takes them when the lease ends): none was
     # handed back; the third batch was never claimed.
     with ctx.sessions() as s:

@@ -124,11 +124,11 @@ def test_triage_writes_a_row_per_project_and_task_it_writes(db_url: str) -> None
 
 
 def test_purge_writes_kept_and_archived_rows_and_prunes_old_ones(db_url: str) -> None:
-    seed = make_ctx(db_url)
-    add_candidates(seed, {"raw_text": "Telegram"}, {"raw_text": "YZOS Core"})
-    run_entity_promote(seed)
+    setup = make_ctx(db_url)
+    add_candidates(setup, {"raw_text": "Telegram"}, {"raw_text": "YZOS Core"})
+    run_entity_promote(setup)
     old_user, old_job = utcnow() - timedelta(days=400), utcnow() - timedelta(days=100)
-    with transaction(seed.sessions) as s:
+    with transaction(setup.sessions) as s:
         s.add(Decision(call_site="promote_candidate", source="llm", created_at=old_job))
         s.add(Decision(call_site="user", source="user", outcome="archived", created_at=old_user))
     with OpenAIDouble(_judge) as llm:
@@ -148,9 +148,9 @@ def test_purge_writes_kept_and_archived_rows_and_prunes_old_ones(db_url: str) ->
 # -- a refused trail row takes the state change with it --------------------------------------
 
 
-def _seed_entity(db_url: str) -> JobContext:
+def _one_entity(db_url: str) -> JobContext:
     ctx = make_ctx(db_url)
-    add_candidates(ctx, {"raw_text": "Telegram", "source_id": "seed"})
+    add_candidates(ctx, {"raw_text": "Telegram", "source_id": "s1"})
     run_entity_promote(ctx)
     return ctx
 
@@ -180,13 +180,13 @@ def _triage(item: TriageProject | TriageTask) -> Callable[[str, str], Callable[[
 
 
 def _purge(db_url: str, llm: str) -> Callable[[], object]:
-    _seed_entity(db_url)
+    _one_entity(db_url)
     ctx = make_ctx(db_url, llm)
     return lambda: run_entity_purge_v06(ctx)
 
 
 def _user(db_url: str, llm: str) -> Callable[[], object]:
-    ctx = _seed_entity(db_url)
+    ctx = _one_entity(db_url)
     return lambda: correct(ctx.sessions, "Telegram", "not_entity")
 
 

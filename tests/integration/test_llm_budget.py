@@ -52,8 +52,8 @@ def _statuses(ctx: JobContext) -> dict[str, int]:
 
 
 def test_a_token_budget_stops_the_run_at_the_batch_that_reaches_it(db_url: str) -> None:
-    seed = make_ctx(db_url)
-    add_candidates(seed, *({"raw_text": f"Project {i}"} for i in range(30)))
+    setup = make_ctx(db_url)
+    add_candidates(setup, *({"raw_text": f"Project {i}"} for i in range(30)))
     with OpenAIDouble() as llm:
         ctx = make_ctx(db_url, llm.base_url, llm={"daily_token_budget": 1}, entity_promote=PROMOTE)
         first = run_entity_promote(ctx)
@@ -77,8 +77,8 @@ def test_a_token_budget_stops_the_run_at_the_batch_that_reaches_it(db_url: str) 
 
 
 def test_a_call_budget_claims_no_more_than_the_calls_left(db_url: str) -> None:
-    seed = make_ctx(db_url)
-    add_candidates(seed, *({"raw_text": f"Project {i}"} for i in range(30)))
+    setup = make_ctx(db_url)
+    add_candidates(setup, *({"raw_text": f"Project {i}"} for i in range(30)))
     with OpenAIDouble() as llm:
         ctx = make_ctx(db_url, llm.base_url, llm={"daily_call_budget": 15}, entity_promote=PROMOTE)
         stats = run_entity_promote(ctx)
@@ -88,10 +88,10 @@ def test_a_call_budget_claims_no_more_than_the_calls_left(db_url: str) -> None:
 
 
 def test_a_spent_budget_stops_the_purge_and_status_says_so(db_url: str, tmp_path: Path) -> None:
-    seed = make_ctx(db_url)
-    add_candidates(seed, {"raw_text": "YZOS Core"}, {"raw_text": "Telegram"})
-    run_entity_promote(seed)  # dry_run: two active entities, due for a re-judgement
-    with transaction(seed.sessions) as s:
+    setup = make_ctx(db_url)
+    add_candidates(setup, {"raw_text": "YZOS Core"}, {"raw_text": "Telegram"})
+    run_entity_promote(setup)  # dry_run: two active entities, due for a re-judgement
+    with transaction(setup.sessions) as s:
         add_usage(s.connection(), budget_day(utcnow()), DayUsage(calls=50), utcnow())
     with OpenAIDouble() as llm:
         ctx = make_ctx(db_url, llm.base_url, llm={"daily_call_budget": 50})
@@ -106,8 +106,8 @@ def test_a_spent_budget_stops_the_purge_and_status_says_so(db_url: str, tmp_path
 
 
 def test_replies_without_usage_are_counted_as_unknown(db_url: str) -> None:
-    seed = make_ctx(db_url)
-    add_candidates(seed, *({"raw_text": f"Project {i}"} for i in range(3)))
+    setup = make_ctx(db_url)
+    add_candidates(setup, *({"raw_text": f"Project {i}"} for i in range(3)))
     with OpenAIDouble(report_usage=False) as llm:
         ctx = make_ctx(db_url, llm.base_url, llm={"daily_token_budget": 1})
         stats = run_entity_promote(ctx)

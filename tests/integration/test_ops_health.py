@@ -179,3 +179,20 @@ def test_a_client_that_hangs_up_leaves_no_traceback(sqlite_url: str, tmp_path: P
         code, err = stop(daemon)
     assert code == 0, err[-3000:]
     assert "Traceback" not in err and "Exception occurred" not in err, err[-3000:]
+
+
+def _age_runs_hours(db_url: str, hours: int) -> None:
+    ctx = make_ctx(db_url)
+    with transaction(ctx.sessions) as s:
+        s.execute(update(JobRun).values(started_at=utcnow() - timedelta(hours=hours)))
+
+
+def test_the_daily_prune_is_overdue_after_a_missed_day_not_within_one(db_url: str) -> None:
+    ctx = make_ctx(db_url)
+    assert run_job(ctx, "prune").status == "succeeded"
+    _age_runs_hours(db_url, 13)  # past the purge's 12 hours, within the prune's day
+    code, out = _cli(db_url, "status", "--check")
+    assert code == 0 and "prune: overdue" not in out, out
+    _age_runs_hours(db_url, 50)  # a whole day's run missed
+    code, out = _cli(db_url, "status", "--check")
+    assert code == 1 and "prune: overdue" in out

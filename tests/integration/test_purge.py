@@ -140,49 +140,49 @@ def _by_kind(body):
 
 
 def test_purge_rekinds_an_entity_judged_real_with_another_kind(db_url: str) -> None:
-    seed = make_ctx(db_url)
-    add_candidates(seed, {"raw_text": "Alice Chen", "suggested_kind": "project"})
-    run_entity_promote(seed)
+    setup = make_ctx(db_url)
+    add_candidates(setup, {"raw_text": "Alice Chen", "suggested_kind": "project"})
+    run_entity_promote(setup)
     with OpenAIDouble(_by_kind) as llm:
         stats = run_entity_purge_v06(make_ctx(db_url, llm.base_url))
-    [alice] = entities(seed)
+    [alice] = entities(setup)
     assert stats["rekinded"] == 1 and (alice.kind, alice.status) == ("person", "active")
-    [row] = [d for d in decisions(seed) if d.call_site == "entity_purge_v06"]
+    [row] = [d for d in decisions(setup) if d.call_site == "entity_purge_v06"]
     assert (row.outcome, row.entity_id, row.verdict["kind"]) == ("rekinded", alice.id, "person")
     # The old kind's name resolves to it: a later "project" sighting lands on the person.
-    add_candidates(seed, {"raw_text": "Alice Chen", "suggested_kind": "project", "source_id": "x"})
-    run_entity_promote(seed)
-    assert [e.id for e in entities(seed)] == [alice.id]
-    assert candidates(seed)[-1].entity_id == alice.id
+    add_candidates(setup, {"raw_text": "Alice Chen", "suggested_kind": "project", "source_id": "x"})
+    run_entity_promote(setup)
+    assert [e.id for e in entities(setup)] == [alice.id]
+    assert candidates(setup)[-1].entity_id == alice.id
 
 
 def test_purge_merges_into_the_entity_of_the_new_kind_when_it_exists(db_url: str) -> None:
-    seed = make_ctx(db_url)
+    setup = make_ctx(db_url)
     add_candidates(
-        seed,
+        setup,
         {"raw_text": "Alice Chen", "suggested_kind": "project", "source_id": "a"},
         {"raw_text": "Alice Chen", "suggested_kind": "person", "source_id": "b"},
     )
-    run_entity_promote(seed)
-    person = next(e for e in entities(seed) if e.kind == "person")
+    run_entity_promote(setup)
+    person = next(e for e in entities(setup) if e.kind == "person")
     with OpenAIDouble(_by_kind) as llm:
         stats = run_entity_purge_v06(make_ctx(db_url, llm.base_url))
-    [alice] = entities(seed)
+    [alice] = entities(setup)
     assert stats["rekinded"] == 1 and alice.id == person.id
-    assert alice.sighting_count == 2 == sighting_count(seed, alice.id)
-    assert {c.entity_id for c in candidates(seed)} == {alice.id}
-    merged = [d for d in decisions(seed) if d.outcome == "merged"]
+    assert alice.sighting_count == 2 == sighting_count(setup, alice.id)
+    assert {c.entity_id for c in candidates(setup)} == {alice.id}
+    merged = [d for d in decisions(setup) if d.outcome == "merged"]
     assert [(d.call_site, d.entity_id) for d in merged] == [("entity_purge_v06", alice.id)]
 
 
 def test_purge_leaves_a_kind_the_user_fixed(db_url: str) -> None:
     from yzos_jobs.entity.corrections import correct
 
-    seed = make_ctx(db_url)
-    add_candidates(seed, {"raw_text": "Alice Chen", "suggested_kind": "project"})
-    run_entity_promote(seed)
-    correct(seed.sessions, "Alice Chen", "kind", "task")
+    setup = make_ctx(db_url)
+    add_candidates(setup, {"raw_text": "Alice Chen", "suggested_kind": "project"})
+    run_entity_promote(setup)
+    correct(setup.sessions, "Alice Chen", "kind", "task")
     with OpenAIDouble(_by_kind) as llm:
         stats = run_entity_purge_v06(make_ctx(db_url, llm.base_url))
-    [alice] = entities(seed)
+    [alice] = entities(setup)
     assert (alice.kind, stats["judged"], llm.calls) == ("task", 0, 0)

@@ -305,3 +305,30 @@ def test_a_package_cycle_fails_even_where_each_edge_is_allowed(tmp_path: Path) -
     root = _tree(tmp_path, {"pkg/db/rows.py": "from pkg.importers import reader\n"})
     found = violations(root, "pkg", table, {"__init__", "cli"}, {})
     assert "packages import each other: importers -> entity -> db -> importers" in found
+
+
+def _documented_layers() -> dict[str, set[str]]:
+    """docs/ARCHITECTURE.md's layer table: each part it names -> the parts it says it may import
+    (None for the entry points, which may import anything)."""
+    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table: dict[str, set[str]] = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("`"):
+            continue
+        parts = [p.strip("`").removesuffix(".py").rstrip("/") for p in cells[0].split(", ")]
+        may = {w.strip("`").split(".")[0] for w in cells[2].replace(" only", "").split(", ")}
+        for part in parts:
+            table[part] = may
+    return table
+
+
+def test_the_architecture_doc_shows_the_table_this_test_enforces() -> None:
+    documented = _documented_layers()
+    assert set(documented) == set(ALLOWED) | ENTRY_POINTS - {"__init__", "__main__"}
+    wrong = {
+        part: sorted(documented[part] ^ allowed)
+        for part, allowed in ALLOWED.items()
+        if documented[part] != (allowed or {"nothing of the package"})
+    }
+    assert wrong == {}

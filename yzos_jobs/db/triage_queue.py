@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import lease_claim
@@ -152,11 +152,6 @@ def reclaim_expired_triage(session: Session, now: datetime) -> int:
 
 def release_owned_triage(session: Session, owner: str, now: datetime) -> int:
     return lease_claim.release_owned(session, T, owner, now)
-
-
-def count_triage_by_status(session: Session) -> dict[str, int]:
-    rows = session.execute(select(T.status, func.count()).group_by(T.status))
-    return {status: int(n) for status, n in rows}
 
 
 @dataclass(frozen=True)

@@ -172,14 +172,5 @@ def verdict_gbnf() -> str:
     return gbnf(VERDICT)
 
 
-@lru_cache(maxsize=8)
-def triage_gbnf(max_tasks: int) -> str:
-    return gbnf(triage_shape(max_tasks))
-
-
 def triage_json_schema(max_tasks: int, bounds: bool = False) -> dict[str, Any]:
     return json_schema(triage_shape(max_tasks), bounds)
-
-
-def triage_response_format(max_tasks: int, bounds: bool = False) -> dict[str, Any]:
-    return response_format_for("session_triage", triage_shape(max_tasks), bounds)

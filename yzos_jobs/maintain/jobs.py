@@ -1,6 +1,6 @@
-"""The scheduled jobs, which keep the knowledge base clean over time: `entity_promote` and
-`entity_purge_v06`. They orchestrate (claim, classify, write) and never build prompts or hold
-SQL."""
+"""The scheduled jobs, which keep the knowledge base clean over time: `entity_promote`,
+`entity_purge_v06`, `prune` and `import_sources`. They orchestrate (claim, classify, write) and
+never build prompts or hold SQL."""
 
 from __future__ import annotations
 
