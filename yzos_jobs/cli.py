@@ -179,7 +179,7 @@ pass_app = click.make_pass_decorator(AppContext)
 
 @cli.group()
 def db() -> None:
-    """Schema migrations (Alembic revisions 017 … 026)."""
+    """Schema migrations (Alembic revisions 017 … 027)."""
 
 
 @db.command("upgrade")

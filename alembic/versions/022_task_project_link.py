@@ -24,6 +24,8 @@ Revises: 021
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import sqlalchemy as sa
 from blake3 import blake3
 
@@ -36,6 +38,12 @@ branch_labels = None
 depends_on = None
 
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+
+ScopedKey = tuple[str, str, str]  # (kind, normalized_name, project_key), the UNIQUE key
+# Which of the entities about to be scoped keep their '' scope, given each one's new key. From
+# 021 none need to (021 held one entity per kind and name); a later revision that scopes rows
+# left unscoped must spare those whose new key another entity already holds.
+KeepUnscoped = Callable[[sa.Connection, dict[int, ScopedKey]], set[int]]
 
 
 def _path_key(path: str) -> str:
@@ -131,7 +139,7 @@ def _session_repositories(conn: sa.Connection) -> dict[str, str]:
     return {sid: found.pop() for sid, found in paths.items() if len(found) == 1}
 
 
-def _scope_from_sessions(conn: sa.Connection) -> None:
+def _scope_from_sessions(conn: sa.Connection, keep_unscoped: KeepUnscoped | None = None) -> None:
     repositories = _session_repositories(conn)
     if not repositories:
         return
@@ -150,32 +158,39 @@ def _scope_from_sessions(conn: sa.Connection) -> None:
         .where(c.c.project_path.is_(None), c.c.source_id.in_(sa.select(_scope.c.external_id)))
         .values(project_path=of_session.scalar_subquery())
     )
-    _scope_entities(conn)
+    _scope_entities(conn, keep_unscoped)
     op.drop_table("_migration_session_scope")
 
 
-def _scope_entities(conn: sa.Connection) -> None:
+def _scope_entities(conn: sa.Connection, keep_unscoped: KeepUnscoped | None) -> None:
     """Projects and tasks without a scope take the one repository they were seen in."""
     e, c, s = _entities, _candidates, _sightings
     unscoped = sa.and_(e.c.kind.in_(("project", "task")), e.c.project_key == "")
+    identity = (e.c.id, e.c.kind, e.c.normalized_name)
     by_candidates = (
-        sa.select(e.c.id, c.c.project_path)
+        sa.select(*identity, c.c.project_path)
         .join(c, c.c.entity_id == e.c.id)
         .where(unscoped, c.c.project_path.is_not(None))
     )
     by_sightings = (
-        sa.select(e.c.id, _scope.c.project_path)
+        sa.select(*identity, _scope.c.project_path)
         .join(s, s.c.entity_id == e.c.id)
         .join(_scope, _scope.c.external_id == s.c.source_id)
         .where(unscoped)
     )
     seen: dict[int, set[str]] = {}
-    for eid, path in conn.execute(sa.union(by_candidates, by_sightings)):
+    names: dict[int, tuple[str, str]] = {}
+    for eid, kind, name, path in conn.execute(sa.union(by_candidates, by_sightings)):
         seen.setdefault(eid, set()).add(path)
+        names[eid] = (kind, name)
     scoped = {eid: paths.pop() for eid, paths in seen.items() if len(paths) == 1}
+    if keep_unscoped is not None and scoped:
+        new_keys = {eid: (*names[eid], _path_key(path)) for eid, path in scoped.items()}
+        for eid in keep_unscoped(conn, new_keys):
+            scoped.pop(eid, None)
     if not scoped:
         return
-    kinds = dict(conn.execute(sa.select(e.c.id, e.c.kind).where(e.c.id.in_(list(scoped)))).all())
+    kinds = {eid: names[eid][0] for eid in scoped}
     conn.execute(
         sa.update(e)
         .where(e.c.id == sa.bindparam("eid"))
@@ -185,6 +200,12 @@ def _scope_entities(conn: sa.Connection) -> None:
             for eid, path in scoped.items()
         ],
     )
+    _link_tasks(conn, {eid: path for eid, path in scoped.items() if kinds[eid] == "task"})
+
+
+def _link_tasks(conn: sa.Connection, task_paths: dict[int, str]) -> None:
+    """Each newly scoped task is tied to the project of its repository, if there is one."""
+    e = _entities
     projects: dict[str, int] = {}
     for pid, key in conn.execute(
         sa.select(e.c.id, e.c.project_key)
@@ -194,8 +215,8 @@ def _scope_entities(conn: sa.Connection) -> None:
         projects[key] = pid  # the oldest project of a repository wins
     links = [
         {"eid": eid, "pid": projects[_path_key(path)]}
-        for eid, path in scoped.items()
-        if kinds[eid] == "task" and _path_key(path) in projects
+        for eid, path in task_paths.items()
+        if _path_key(path) in projects
     ]
     if links:
         conn.execute(

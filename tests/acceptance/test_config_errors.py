@@ -73,4 +73,4 @@ def test_db_commands_and_alembic_read_the_same_url(empty_db_url: str, tmp_path: 
     )
     assert "019" in alembic.stdout
     current = run_cli("db", "current", db_url=empty_db_url, cwd=tmp_path)
-    assert "019 (head 026, behind)" in current.stdout
+    assert "019 (head 027, behind)" in current.stdout

@@ -1,4 +1,4 @@
-"""Typed ORM models of every table, as they stand at the head revision (026)."""
+"""Typed ORM models of every table, as they stand at the head revision (027)."""
 
 from __future__ import annotations
 
