@@ -30,10 +30,13 @@ from yzos_jobs.maintain.jobs import run_entity_promote
 from yzos_jobs.runtime import build_classifier
 from yzos_jobs.testing import create_pg_database, drop_pg_database, pg_url
 
-SEED = """
+# Names in letters ("Project bcd" for 123): a name made mostly of a long digit run is structural
+# noise, and every candidate here is meant to be promoted.
+CANDIDATES = """
 INSERT INTO entity_candidates (raw_text, suggested_kind, source_kind, source_id, surrounding_text,
                                status, attempts, created_at, updated_at)
-SELECT 'Project ' || (g / 2), 'project', CASE WHEN g % 2 = 0 THEN 'window_title' ELSE 'ai_tool' END,
+SELECT 'Project ' || translate((g / 2)::text, '0123456789', 'abcdefghij'), 'project',
+       CASE WHEN g % 2 = 0 THEN 'window_title' ELSE 'ai_tool' END,
        'src-' || g, 'Worked on project ' || (g / 2) || ' in the afternoon', 'pending', 0,
        now() - make_interval(secs => g), now()
 FROM generate_series(1, :n) AS g
@@ -97,7 +100,7 @@ def fresh_database(n: int) -> tuple[str, str]:
     engine = create_db_engine(url)
     migrate.upgrade(engine)
     with engine.begin() as conn:
-        conn.execute(text(SEED), {"n": n})
+        conn.execute(text(CANDIDATES), {"n": n})
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         conn.execute(text("VACUUM ANALYZE"))
     engine.dispose()
