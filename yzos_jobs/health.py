@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from yzos_jobs.config import Settings
+from yzos_jobs.db.connection import bounded_read
 from yzos_jobs.db.job_pauses import all_pauses
 from yzos_jobs.entity.budget_rules import spent_reason, today_usage
 from yzos_jobs.status import collect_status
@@ -60,9 +61,7 @@ def check_database(engine: Engine, settings: Settings) -> Health:
     """What the database says: `status --check`'s problems, a spent budget, paused jobs."""
     health = Health()
     try:
-        with engine.connect() as conn:
-            if conn.dialect.name == "postgresql":
-                conn.execute(text(f"SET LOCAL statement_timeout = {CHECK_TIMEOUT_MS}"))
+        with bounded_read(engine, CHECK_TIMEOUT_MS) as conn:
             health.problems.extend(collect_status(conn, settings)["problems"])
             if (reason := spent_reason(settings.llm, today_usage(conn))) is not None:
                 health.notes.append(reason)

@@ -25,11 +25,12 @@ from prometheus_client import (
 )
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine
 
 from yzos_jobs.config import Settings
 from yzos_jobs.db import overview, store_health
 from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import bounded_read
 from yzos_jobs.db.job_pauses import all_pauses
 from yzos_jobs.entity.budget_rules import spent_reason, today_usage
 from yzos_jobs.inference.contract import TokenCount
@@ -187,12 +188,8 @@ class StoreCollector(Collector):
         self._read_at = time.monotonic()
 
     def _read_gauges(self) -> list[_Gauge]:
-        with self.engine.connect() as conn:
-            if conn.dialect.name == "postgresql":
-                conn.execute(text(f"SET LOCAL statement_timeout = {GAUGE_TIMEOUT_MS}"))
-            gauges = read_gauges(conn, self.settings)
-            conn.rollback()
-        return gauges
+        with bounded_read(self.engine, GAUGE_TIMEOUT_MS) as conn:
+            return read_gauges(conn, self.settings)
 
 
 def read_gauges(conn: Connection, settings: Settings) -> list[_Gauge]:

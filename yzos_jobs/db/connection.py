@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
@@ -88,6 +88,19 @@ def check_connection(engine: Engine) -> None:
         raise DatabaseUnavailable(
             f"cannot connect to database {describe_url(engine)}: {reason}"
         ) from None
+
+
+@contextmanager
+def bounded_read(engine: Engine, timeout_ms: int) -> Iterator[Connection]:
+    """A connection for a read that must not outlast `timeout_ms` in the server (PostgreSQL's
+    statement_timeout; SQLite's reads wait on nobody); rolled back when done."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text(f"SET LOCAL statement_timeout = {int(timeout_ms)}"))
+        try:
+            yield conn
+        finally:
+            conn.rollback()
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
