@@ -13,7 +13,9 @@ path in the repository>` (the repository named as on GitHub), a Claude Code tran
 `projects/<encoded cwd>/<session>.jsonl`; their modification time is set two days back, so their
 sessions count as closed.
 
-A task is a task entity the import made; its evidence lines are the lines its candidates rest on
+A labelled item is one title of one file: the labels write the same work once per session it
+continues in, and the same work across sessions is meant to be one task. A task is a task entity
+the import made; its evidence lines are the lines its candidates rest on
 and the lines their context names (`evidence lines: …`). A task matches the labelled item with
 which it shares the most evidence lines (none if it shares none). Figures:
 - tasks per labelled item: tasks made / labelled items;
@@ -176,10 +178,11 @@ def measure_file(rows: list[dict[str, Any]], db_url: str) -> Tally:
     """The figures of one file (the corpus is split by file)."""
     tally = Tally()
     tasks, sessions, projects = task_lines(db_url)
-    item_lines: list[set[int]] = []
+    by_title: dict[str, set[int]] = {}
     for row in rows:
         for item in row["items"]:
-            item_lines.append({n for n in item["lines"] if isinstance(n, int)})
+            lines = {n for n in item["lines"] if isinstance(n, int)}
+            by_title.setdefault(item["title"], set()).update(lines)
         session = session_of(row, sessions)
         shown = projects.get(project_key(session.project_path)) if session else None
         tally.sessions += 1
@@ -187,6 +190,7 @@ def measure_file(rows: list[dict[str, Any]], db_url: str) -> Tally:
             tally.projects_right += 1
         else:
             tally.wrong_projects.append(f"{row['source']} {row['session_start']}: {shown!r}")
+    item_lines = list(by_title.values())
     tally.items = len(item_lines)
     tally.tasks = len(tasks)
     matched: set[int] = set()

@@ -120,12 +120,13 @@ def candidate_texts(db_url: str) -> list[str]:
         return list(s.scalars(select(EntityCandidate.raw_text).order_by(EntityCandidate.id)))
 
 
-_ASKED = re.compile(r"^asked \(line \d+\): (.*)$", re.MULTILINE)
+_ASKED = re.compile(r"^(?:asked|request) \(line \d+\): (.*)$", re.MULTILINE)
 
 
 def requests_seen(db_url: str) -> list[str]:
-    """The candidates' names and the requests the sessions' project candidates carry as
-    evidence (asked, and nothing edited after them)."""
+    """The candidates' names and the requests their contexts carry as evidence: a task's
+    requests, and the questions a session's project candidate lists (nothing edited after
+    them)."""
     with make_ctx(db_url).sessions() as s:
         rows = list(s.execute(select(EntityCandidate.raw_text, EntityCandidate.surrounding_text)))
     return [name for name, _ in rows] + [

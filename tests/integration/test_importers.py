@@ -81,14 +81,13 @@ def test_claude_code_project_from_cwd_and_uuid_dedup(db_url: str, tmp_path: Path
     ctx = make_ctx(db_url, importers={"session_idle_s": 0})
     stats = ClaudeCodeImporter(ctx).import_paths([root])
     assert stats.errors == 1 and "sess-A.jsonl:7" in stats.error_messages[0]
-    raw = [c.raw_text for c in candidates(ctx)]
-    # requests after which nothing was edited: evidence of their session, each once (u1 is in
-    # both files)
-    asked = "\n".join(c.surrounding_text or "" for c in candidates(ctx))
-    assert asked.count("add graceful SIGTERM handling to the daemon") == 1
-    assert asked.count("write a test that kills the daemon with SIGKILL") == 1
-    assert "document the systemd unit in the README" in asked
-    assert raw == ["yzos-jobs", "yzos-jobs"]
+    raw = [c.raw_text for c in candidates(ctx) if c.suggested_kind == "task"]
+    # work asked for and never carried out (nothing edited after it): one task candidate, its
+    # first request naming it, the others its evidence; u1 and u4, in both files, count once
+    assert raw == ["add graceful SIGTERM handling to the daemon"]
+    requests = "\n".join(c.surrounding_text or "" for c in candidates(ctx))
+    assert requests.count(": write a test that kills the daemon with SIGKILL") == 1
+    assert requests.count(": document the systemd unit in the README") == 1
     assert "/clear" not in raw and "ok" not in raw  # commands and tool results are not requests
     projects = {c.raw_text for c in candidates(ctx) if c.suggested_kind == "project"}
     assert projects == {"yzos-jobs"}  # from cwd, not "-Users-me-Code-yzos-jobs"

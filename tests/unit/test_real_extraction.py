@@ -240,6 +240,16 @@ def test_a_worktree_maps_to_its_main_repository_where_the_transcript_shows_it(
     assert digest.payload["project_path"] == "/Users/himankdave/code/trivivo"
 
 
+def test_a_conductor_workspace_is_its_repository() -> None:
+    # Conductor's worktrees sit at `conductor/workspaces/<repository>/<workspace>`, and this
+    # transcript shows no other path of the repository
+    [digest] = claude(KARACHI)
+    assert (digest.payload["project"], digest.payload["project_path"]) == (
+        "trivivo",
+        "/Users/himankdave/conductor/workspaces/trivivo",
+    )
+
+
 def test_session_digests_keys_match_the_labels() -> None:
     labels = [
         json.loads(line)

@@ -28,9 +28,18 @@ from yzos_jobs.importers.claude_transcript import (
 )
 from yzos_jobs.importers.closed_session import ClosedSession, bounded_title
 from yzos_jobs.importers.same_work import OpenTaskNames
+from yzos_jobs.importers.session_events import Request
 
 CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
 PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"
+PROTOTIPO = "aider/123pescao__Prototipo/.aider.chat.history.md"
+CAR_GAME = "aider/BeauCranston__car-game/.aider.chat.history.md"
+RFP = "aider/Ahmedrali__rfp_response_platform/.aider.chat.history.md"
+TAN_MAPPER = (
+    "claude-code/-Users-kakarot-Self-Sandbox-tan-mapper-app/"
+    "5d7c9274-0da6-40ed-a362-4f1e9e9e422a.jsonl"
+)
+MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
 
 
 def aider(source: str) -> list[ClosedSession]:
@@ -62,10 +71,46 @@ def test_requests_are_grouped_under_their_commit() -> None:
 
 
 def test_a_question_with_no_edit_is_evidence_of_the_session() -> None:
-    [asking] = [s for s in aider(MOZGOSLAV) if any(r.line == 163 for r in s.idle_requests())]
+    [asking] = [s for s in aider(MOZGOSLAV) if any(r.line == 163 for r in s.idle_questions())]
     assert all(163 not in t.item.lines() for t in asking.tasks())
     [project] = [c for c in asking.candidates(4000) if c.suggested_kind == "project"]
     assert "asked (line 163): " in (project.surrounding_text or "")
+
+
+def test_a_request_the_tool_never_carried_out_is_a_task_of_its_own() -> None:
+    # the model named in the session does not exist: every request fails, nothing is edited
+    failed = session_at(aider(PROTOTIPO), 26)
+    [task] = failed.tasks()
+    assert (task.line, task.title) == (37, "make the frontend first file with react")
+    assert [r.line for r in task.item.requests] == [37, 43]  # "model" is its evidence
+    assert not failed.idle_questions()
+
+
+def test_a_request_in_ask_mode_with_no_edit_is_evidence() -> None:
+    [asking] = [s for s in aider(CAR_GAME) if any(r.line == 34 for r in s.idle_questions())]
+    [request] = [r for r in asking.idle_questions() if r.line == 34]
+    assert request.asked and not request.title.endswith("?")  # `/ask what does delta …`
+    assert all(34 not in t.item.lines() for t in asking.tasks())
+
+
+def test_past_the_last_commit_each_request_leads_its_own_run_of_edits() -> None:
+    # no commit: the plan that wrote CLAUDE.md, then a request that updated it again
+    [session] = claude(TAN_MAPPER)
+    assert [(t.line, [r.line for r in t.item.requests]) for t in session.tasks()] == [
+        (3, [3]),
+        (57, [57]),
+    ]
+    # with commits, the requests and edits before a commit lead to it
+    [tracked] = [t for s in claude(COMMITS) for t in s.tasks() if t.line == 103]
+    assert [r.line for r in tracked.item.requests] == [71, 92]
+
+
+def test_a_request_typed_beside_an_opened_file_is_a_request() -> None:
+    # the IDE sends the opened file as a content part of its own, before the typed one
+    [session] = claude(MOKIO)
+    [request] = [e for e in session.events if getattr(e, "line", 0) == 3]
+    assert isinstance(request, Request)
+    assert request.title.startswith("我需要你把这个plan.md里的内容精简一下")
 
 
 def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:
@@ -111,6 +156,16 @@ def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path)
 CAREER_OS = "aider/djha786543-gif__career-os-v2/backend/.aider.chat.history.md"
 
 
+def test_a_moved_history_takes_the_repository_a_run_command_changed_into(tmp_path: Path) -> None:
+    # committed into another repository; the second session only shows where it ran in
+    # `/run cd /Users/…/assignment_3/backend && …`, and aider edited `backend/app/…`
+    history = history_at(tmp_path, RFP)
+    sessions = history_sessions(history)
+    assert sessions[1].project_path == "/Users/ahmedali/Optomatica/aider_assignments/assignment_3"
+    (history.parent / ".git").mkdir()
+    assert history_sessions(history)[1].project_path == str(history.parent)
+
+
 def test_a_moved_history_takes_the_repository_its_printed_paths_show(tmp_path: Path) -> None:
     # committed into `backend/` of another repository: no `.git` beside it, and aider printed
     # `Repo-map can't include C:\…\career-os-backend\v2`, a path of the repository it ran in
@@ -143,7 +198,7 @@ def test_shell_commands_and_help_typed_at_the_prompt_are_no_tasks() -> None:
     assert typed == "setx OLLAMA_API_BASE:" and noise_filter.looks_pasted(typed)
     titles = [t.title for s in aider(SENIALES) for t in s.tasks()]
     assert typed not in titles
-    assert not any(r.title == typed for s in aider(SENIALES) for r in s.idle_requests())
+    assert not any(r.title == typed for s in aider(SENIALES) for r in s.idle_questions())
     # `/help` is a command, and aider's help output that follows it is aider's, not a request
     kevin = aider(KEVINMATZ)
     requests = {e.line for s in kevin for e in s.events if e.__class__.__name__ == "Request"}

@@ -28,7 +28,8 @@ when relative (a worktree's admin directory naming its main repository); a `.git
 aider's output; the absolute path aider printed for a file it added to the chat. Without these,
 a relative `Git repo:` is resolved against where aider wrote the history (aider writes it at the
 repository's root unless `--chat-history-file` says otherwise): the directory that flag names,
-else the repository the file's own sessions show, else the history file's directory.
+else the repository the file's own sessions show, else the history file's directory (unless
+the history was moved: see `SessionRepository.moved_root`).
 """
 
 from __future__ import annotations
@@ -89,6 +90,9 @@ UNREADABLE = re.compile(r"^Unable to read (.+)$")
 MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer exists)?$")
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 
+# `/run cd <directory> …` (or `/!`): the directory a shell command was run in.
+RUN_CD = re.compile(r"^/(?:run|!)\s+cd\s+(\"[^\"]+\"|'[^']+'|[^\s&;|]+)")
+MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is no repository's
 REQUEST_CHARS = 2000  # of a request's text kept in memory
 IDENTITY_BYTES = 4096
 MAX_PATHS = 20  # file names kept per /add as evidence of the repository
@@ -111,6 +115,9 @@ class SessionRepository:
     root_names: list[str] = field(default_factory=list)
     given_names: list[str] = field(default_factory=list)
     inside_paths: list[str] = field(default_factory=list)  # absolute, somewhere in the repository
+    # Absolute directories the user changed into in a `/run` command: the repository or a
+    # folder in it, unless the command left it.
+    run_dirs: list[str] = field(default_factory=list)
 
     @property
     def history_flag(self) -> str | None:
@@ -166,20 +173,41 @@ class SessionRepository:
         and the session printed absolute paths inside its repository that do not run through a
         folder of that name: then the history was moved (committed into another repository,
         or into a subfolder), and the repository is the one those paths show (the directory
-        holding the first of them)."""
+        holding the first of them). Without such paths, a directory the user changed into with
+        `/run cd …` shows it the same way (see `_root_above`)."""
         here = repo.normalise(str(history.parent))
-        if not self.inside_paths or (history.parent / ".git").exists():
+        if (history.parent / ".git").exists():
             return here
         folder = history.parent.name
-        for path in self.inside_paths:
-            if folder in repo.segments(path)[:-1]:
-                return here  # the paths run through a folder of the history's own name
-        return repo.join(self.inside_paths[0], "..")
+        if self.inside_paths:
+            for path in self.inside_paths:
+                if folder in repo.segments(path)[:-1]:
+                    return here  # the paths run through a folder of the history's own name
+            return repo.join(self.inside_paths[0], "..")
+        for path in self.run_dirs:
+            if folder in repo.segments(path):
+                return here
+        if self.run_dirs:
+            return _root_above(self.run_dirs[0], self.root_names)
+        return here
 
     @property
     def at_history_root(self) -> bool:
         """aider placed the history itself (at the repository's root): no --chat-history-file."""
         return self.history_flag is None
+
+
+def _root_above(directory: str, names: list[str]) -> str | None:
+    """The repository holding `directory`: the directory itself, or the ancestor under which
+    its last folders are the first folders of a file named relative to the root (`cd
+    /x/app/backend` and `backend/main.py` edited: `/x/app`)."""
+    parts = repo.segments(directory)
+    for name in names:
+        folders = repo.segments(name)[:-1]
+        for k in range(min(len(folders), len(parts) - 1), 0, -1):
+            if parts[-k:] == folders[:k]:
+                return repo.join(directory, "/".join([".."] * k))
+    return repo.normalise(directory)
 
 
 def _prefix(paths: list[str], names: list[str]) -> str | None:
@@ -329,7 +357,10 @@ class AiderSession:
             if repo.is_absolute(path := m.group(1).strip()):
                 r.inside_paths.append(path)
         elif m := APPLIED.match(text):
-            self._touched(line, at, m.group(1).strip(), edited=True)
+            name = m.group(1).strip()
+            self._touched(line, at, name, edited=True)
+            if not repo.is_absolute(name) and len(r.root_names) < MAX_PATHS:
+                r.root_names.append(name)  # aider names an edited file from the root
         elif m := (OLD_COMMIT if self.old_format else COMMIT).match(text):
             subject = (m.group(2) or "").strip()
             if has_words(subject):
@@ -365,7 +396,12 @@ class AiderSession:
         if not text:
             return
         head = text.splitlines()[0].strip()
+        asked = False
         if head.startswith("/"):
+            if (run := RUN_CD.match(head)) and len(self.repository.run_dirs) < MAX_PATHS:
+                target = run.group(1).strip("\"'")
+                if repo.is_absolute(target) and len(repo.segments(target)) >= MIN_RUN_DIR_DEPTH:
+                    self.repository.run_dirs.append(target)
             if text.startswith("/add "):
                 r = self.repository
                 for name in text[5:].split()[:MAX_PATHS]:
@@ -373,6 +409,7 @@ class AiderSession:
             m = MODE_COMMAND.match(text)
             if m is None:
                 return  # a command
+            asked = m.group(0).strip() == "/ask"
             text = text[m.end() :].strip()
             if not text:
                 return  # a mode switch without a request
@@ -386,7 +423,9 @@ class AiderSession:
             return  # a mode command's request, logged again by aider
         self._last_request = text
         kept = text[:REQUEST_CHARS]
-        self._event(self.offset + self._message_at, Request(first_line, kept, title_of(kept)))
+        self._event(
+            self.offset + self._message_at, Request(first_line, kept, title_of(kept), asked)
+        )
 
     def finish(self, end: int, ended_at: datetime | None, closed: bool) -> None:
         self.end_message()

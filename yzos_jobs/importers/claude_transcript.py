@@ -286,7 +286,9 @@ class TranscriptReader:
             return [base]
         if isinstance(message, dict) and message.get("role", "user") != "user":
             return [base]
-        typed = typed_text("\n".join(_text_parts(content)))
+        # Each content part is a paragraph of its own: the IDE's `<ide_opened_file>` part is
+        # followed by the typed one, which does not continue the tag.
+        typed = typed_text("\n\n".join(_text_parts(content)))
         if not typed or line is None:
             return [base]
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
@@ -359,7 +361,7 @@ class TranscriptSession:
         if cwd is None:
             return None
         shown = next((f.main_repository for f in self.facts if f.main_repository), None)
-        return shown or repo.claude_worktree_main(cwd) or repo.normalise(cwd)
+        return shown or repo.worktree_main(cwd) or repo.normalise(cwd)
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""

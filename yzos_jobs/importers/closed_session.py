@@ -4,10 +4,11 @@ the line-level candidates drawn from them.
 
 Structure only decides what a candidate is:
 - The unit is the work item (`work_items`): the requests that lead to one commit, or to one run
-  of applied edits, are one task candidate, named by the commit's subject (conventional prefix
-  kept as metadata) where there is one, else by its first request. Its other requests, commits
-  and files are its evidence (the candidate's context); a request after which nothing was
-  edited or committed is evidence of the session (the project candidate's context).
+  of applied edits, or that were never carried out, are one task candidate, named by the
+  commit's subject (conventional prefix kept as metadata) where there is one, else by its first
+  request. Its other requests, commits and files are its evidence (the candidate's context); a
+  question after which nothing was edited or committed is evidence of the session (the project
+  candidate's context).
 - A request's title is its first line, or the heading of a plan it hands over ("Implement the
   following plan:" then `# Plan: …`).
 - A title needs two word units (a script written without spaces counts each of its characters)
@@ -38,7 +39,7 @@ TITLE_CHARS = 300  # a candidate's title
 DIGEST_TEXT_CHARS = 300  # a digest line's text (the triage prompt shows fewer)
 CONTEXT_REQUEST_CHARS = 400  # the request quoted in a candidate's context
 NEIGHBOURS = 2  # task titles in the project candidate's context
-IDLE_REQUESTS_SHOWN = 8  # requests that led to nothing, in the project candidate's context
+IDLE_QUESTIONS_SHOWN = 8  # questions that led to nothing, in the project candidate's context
 FILES_SHOWN = 20  # files edited, in a task candidate's context
 
 LineKind = Literal["request", "commit", "file"]
@@ -194,8 +195,8 @@ class ClosedSession:
             out.append(task)
         return out
 
-    def idle_requests(self) -> list[Request]:
-        """Requests after which nothing was edited or committed: evidence of the session."""
+    def idle_questions(self) -> list[Request]:
+        """Questions after which nothing was edited or committed: evidence of the session."""
         return work_items(self.events)[1]
 
     def candidates(self, limit: int, same_work: SameWork | None = None) -> list[NewCandidate]:
@@ -231,9 +232,9 @@ class ClosedSession:
         if self.project:
             titles = [t.title for t in tasks[: NEIGHBOURS * 2]]
             asked = [
-                f"asked (line {r.line}): {collapse(r.title, 160)}" for r in self.idle_requests()
+                f"asked (line {r.line}): {collapse(r.title, 160)}" for r in self.idle_questions()
             ]
-            context = "\n".join([head, *titles, *asked[:IDLE_REQUESTS_SHOWN]])
+            context = "\n".join([head, *titles, *asked[:IDLE_QUESTIONS_SHOWN]])
             add(self.project, "project", self.project_line, context)
         for task in tasks:
             name = task.title

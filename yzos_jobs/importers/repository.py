@@ -146,12 +146,28 @@ def main_repository_in(text: str, worktree: str) -> str | None:
     return None
 
 
-def claude_worktree_main(cwd: str) -> str | None:
-    """A directory inside `<repo>/.claude/worktrees/<name>` (where Claude Code makes its own
-    worktrees) belongs to `<repo>`."""
+# Where tools that make worktrees put them: folders, and whether the repository's folder comes
+# before them (`<repo>/.claude/worktrees/<name>`, Claude Code's own; `<repo>/.worktrees/<name>`,
+# the usual ignored folder) or right after them (`conductor/workspaces/<repo>/<name>`: Conductor
+# does not show the main repository's path, and the folder named as it stands for it).
+_WORKTREE_LAYOUTS: tuple[tuple[tuple[str, ...], bool], ...] = (
+    ((".claude", "worktrees"), False),
+    ((".worktrees",), False),
+    (("conductor", "workspaces"), True),
+)
+
+
+def worktree_main(cwd: str) -> str | None:
+    """The repository a directory inside a worktree belongs to, where the worktree sits in a
+    layout a worktree tool makes (see `_WORKTREE_LAYOUTS`); None elsewhere."""
     names = segments(cwd)
-    for i in range(len(names) - 2):
-        if names[i] == ".claude" and names[i + 1] == "worktrees" and i > 0:
-            cls = _flavour(cwd)
-            return str(cls(cls(cwd).anchor, *names[:i]))
+    for folders, repo_after in _WORKTREE_LAYOUTS:
+        n = len(folders)
+        for i in range(len(names) - n + 1):
+            if tuple(names[i : i + n]) != folders:
+                continue
+            kept = i + n + 1 if repo_after else i  # names up to the repository's folder
+            if kept > 0 and kept + (1 if repo_after else n + 1) <= len(names):
+                cls = _flavour(cwd)
+                return str(cls(cls(cwd).anchor, *names[:kept]))
     return None

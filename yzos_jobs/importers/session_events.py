@@ -23,6 +23,12 @@ class Request:
     line: int  # the first line of the request (1-based line of the file)
     text: str  # the request as typed (bounded): its first line names it, the rest is context
     title: str
+    asked: bool = False  # sent in a mode that answers without editing (aider's `/ask`)
+
+    @property
+    def question(self) -> bool:
+        """Asked, not ordered: sent in ask mode, or its first line ends with a question mark."""
+        return self.asked or self.title.rstrip().endswith(("?", "？"))
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,12 @@
 A commit closes a work item: the requests since the previous work item, and the edits made for
 them, lead to it. A commit that follows another with no request between them is a work item of
 its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
-steps), with no request. Edits the session made after its last commit (or in a session that
-never commits) are one run of applied edits: one work item, for the requests that led to it. A
-request after which nothing was edited or committed (a question, chatter, a failed start)
-belongs to no work item: it is evidence of the session.
+steps), with no request. Past the session's last commit (or in a session that never commits), a
+run of applied edits ends at the next request: the requests that led to it are one work item.
+Requests after which nothing was edited or committed are work asked for and never carried out
+(the model unreachable, the session interrupted, the history ending): together, one work item.
+A question among them (`Request.question`) belongs to no work item: it is evidence of the
+session.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
 else by its first request whose title is one; an item with neither is no task candidate. Its
@@ -54,7 +56,7 @@ class WorkItem:
 
 
 def work_items(events: Sequence[Event]) -> tuple[list[WorkItem], list[Request]]:
-    """(work items, requests that led to nothing) of a session's events, in order."""
+    """(work items, questions that led to nothing) of a session's events, in order."""
     items: list[WorkItem] = []
     idle: list[Request] = []
     current = WorkItem()
@@ -65,13 +67,20 @@ def work_items(events: Sequence[Event]) -> tuple[list[WorkItem], list[Request]]:
         if current.done:
             items.append(current)
         else:
-            idle.extend(current.requests)
+            asked = [r for r in current.requests if not r.question]
+            idle.extend(r for r in current.requests if r.question)
+            if asked:
+                items.append(WorkItem(requests=asked))  # asked for, never carried out
         current, committed = WorkItem(), False
 
-    for e in events:
+    # Edits lead to the next commit; past the last one, a run of edits ends at the next request.
+    last_commit = max(
+        (i for i, e in enumerate(events) if isinstance(e, Commit) and e.work), default=-1
+    )
+    for at, e in enumerate(events):
         if isinstance(e, Request):
-            if committed:
-                close()  # a new request after a commit starts the next item
+            if committed or (current.edited and at > last_commit):
+                close()  # a new request after a commit or a run of edits starts the next item
             current.requests.append(e)
         elif isinstance(e, Commit):
             if not e.work:
