@@ -162,6 +162,8 @@ def test_a_moved_history_takes_the_repository_a_run_command_changed_into(tmp_pat
     history = history_at(tmp_path, RFP)
     sessions = history_sessions(history)
     assert sessions[1].project_path == "/Users/ahmedali/Optomatica/aider_assignments/assignment_3"
+    # the first session (aider upgrading itself) shows nothing: it was written in the same place
+    assert sessions[0].project_path == sessions[1].project_path
     (history.parent / ".git").mkdir()
     assert history_sessions(history)[1].project_path == str(history.parent)
 

@@ -90,8 +90,12 @@ UNREADABLE = re.compile(r"^Unable to read (.+)$")
 MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer exists)?$")
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 
-# `/run cd <directory> …` (or `/!`): the directory a shell command was run in.
-RUN_CD = re.compile(r"^/(?:run|!)\s+cd\s+(\"[^\"]+\"|'[^']+'|[^\s&;|]+)")
+# `/run cd <directory> …` (or `/!`; `cd /d` on Windows): the directory a shell command ran in.
+RUN_CD = re.compile(
+    r"^/(?:run|!)\s+cd\s+(?:/d\s+)?(\"[^\"]+\"|'[^']+'|(?:\\.|[^\s&;|\\])+)", re.IGNORECASE
+)
+CHAT_MODE = re.compile(r"^/chat-mode\s+(\S+)")
+ASK_FLAG = re.compile(r"--chat-mode(?:=|\s+)ask\b")
 MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is no repository's
 REQUEST_CHARS = 2000  # of a request's text kept in memory
 IDENTITY_BYTES = 4096
@@ -115,6 +119,7 @@ class SessionRepository:
     root_names: list[str] = field(default_factory=list)
     given_names: list[str] = field(default_factory=list)
     inside_paths: list[str] = field(default_factory=list)  # absolute, somewhere in the repository
+    edited_names: list[str] = field(default_factory=list)  # as aider printed them: from the root
     # Absolute directories the user changed into in a `/run` command: the repository or a
     # folder in it, unless the command left it.
     run_dirs: list[str] = field(default_factory=list)
@@ -143,7 +148,7 @@ class SessionRepository:
             return repo.repository_of_git_dir(joined) if joined else None
         if self.git_path:
             return repo.normalise(self.git_path)
-        root = _prefix(self.printed_paths + self.given_paths, self.root_names)
+        root = _prefix(self.printed_paths + self.given_paths, self.root_names + self.edited_names)
         if root is not None:
             return root  # aider names a file relative to the root; its absolute path is known
         cwd = _prefix(self.printed_paths, self.given_names)
@@ -152,7 +157,7 @@ class SessionRepository:
             return repo.repository_of_git_dir(joined) if joined else None
         return None
 
-    def root(self, history: Path, file_root: Callable[[], str | None]) -> str | None:
+    def root(self, history: Path, file_root: FileRoot) -> str | None:
         """The repository, resolved as the module says."""
         shown = self.shown()
         if shown is not None:
@@ -161,7 +166,10 @@ class SessionRepository:
         written_in = (
             repo.normalise(str(repo.join(flag, ".."))) if flag and repo.is_absolute(flag) else None
         )
-        base = written_in or file_root() or self.moved_root(history)
+        here = repo.normalise(str(history.parent))
+        moved = self.moved_root(history)
+        # a session that shows nothing itself was written where the file's other sessions show
+        base = written_in or file_root() or (moved if moved != here else file_root.moved()) or here
         git = self.git_repo if self.git_repo and self.git_repo.lower() != "none" else None
         if base is None or git is None or repo.only_climbs(git):
             return base
@@ -184,12 +192,12 @@ class SessionRepository:
                 if folder in repo.segments(path)[:-1]:
                     return here  # the paths run through a folder of the history's own name
             return repo.join(self.inside_paths[0], "..")
+        if not self.run_dirs or self.git_repo is None or self.git_repo.lower() == "none":
+            return here  # without git, a directory a command ran in says nothing of a repository
         for path in self.run_dirs:
             if folder in repo.segments(path):
                 return here
-        if self.run_dirs:
-            return _root_above(self.run_dirs[0], self.root_names)
-        return here
+        return _root_above(self.run_dirs[0], self.root_names + self.edited_names)
 
     @property
     def at_history_root(self) -> bool:
@@ -204,7 +212,11 @@ def _root_above(directory: str, names: list[str]) -> str | None:
     parts = repo.segments(directory)
     for name in names:
         folders = repo.segments(name)[:-1]
-        for k in range(min(len(folders), len(parts) - 1), 0, -1):
+        # Climb only where the name goes on below the folders it shares with the directory (`cd
+        # /x/app` with `app/core.py` is as likely the repository `app` holding a package `app`),
+        # and never to a directory no repository is at (`/home/me`).
+        top = min(len(folders) - 1, len(parts) - MIN_RUN_DIR_DEPTH)
+        for k in range(top, 0, -1):
             if parts[-k:] == folders[:k]:
                 return repo.join(directory, "/".join([".."] * k))
     return repo.normalise(directory)
@@ -253,6 +265,7 @@ class AiderSession:
     _tool_before: bool = False  # the previous line was aider's output (a continuation follows)
     _last_tool: str = ""  # kind of aider's last output line: "snapshot", "added", other
     _last_request: str | None = None
+    _ask_mode: bool = False  # requests are sent in ask mode (`/ask`, `/chat-mode ask`)
     _files: set[str] = field(default_factory=set)
 
     # --- identity --------------------------------------------------------------------------
@@ -330,6 +343,7 @@ class AiderSession:
         kind = "other"
         if r.command is None and COMMAND_LINE.search(text):
             r.command = text
+            self._ask_mode = bool(ASK_FLAG.search(text))
         elif m := GIT_REPO.match(text):
             r.git_repo = r.git_repo or m.group(1).strip()
         elif m := CUR_DIR.match(text):
@@ -359,8 +373,9 @@ class AiderSession:
         elif m := APPLIED.match(text):
             name = m.group(1).strip()
             self._touched(line, at, name, edited=True)
-            if not repo.is_absolute(name) and len(r.root_names) < MAX_PATHS:
-                r.root_names.append(name)  # aider names an edited file from the root
+            fresh = name not in r.edited_names and len(r.edited_names) < MAX_PATHS
+            if fresh and not repo.is_absolute(name):
+                r.edited_names.append(name)  # aider names an edited file from the root
         elif m := (OLD_COMMIT if self.old_format else COMMIT).match(text):
             subject = (m.group(2) or "").strip()
             if has_words(subject):
@@ -396,12 +411,15 @@ class AiderSession:
         if not text:
             return
         head = text.splitlines()[0].strip()
-        asked = False
+        asked = self._ask_mode
         if head.startswith("/"):
             if (run := RUN_CD.match(head)) and len(self.repository.run_dirs) < MAX_PATHS:
-                target = run.group(1).strip("\"'")
+                target = run.group(1).replace("\\ ", " ").strip("\"'")  # `My\ Project`
                 if repo.is_absolute(target) and len(repo.segments(target)) >= MIN_RUN_DIR_DEPTH:
                     self.repository.run_dirs.append(target)
+            if mode := CHAT_MODE.match(head):
+                self._ask_mode = mode.group(1) == "ask"
+                return  # the mode the next requests are sent in
             if text.startswith("/add "):
                 r = self.repository
                 for name in text[5:].split()[:MAX_PATHS]:
@@ -409,10 +427,12 @@ class AiderSession:
             m = MODE_COMMAND.match(text)
             if m is None:
                 return  # a command
-            asked = m.group(0).strip() == "/ask"
+            command = m.group(0).strip()
             text = text[m.end() :].strip()
             if not text:
+                self._ask_mode = command == "/ask"
                 return  # a mode switch without a request
+            asked = command == "/ask"  # this request only
         elif CONFIRM.search(head) and len(texts) == 1:
             return  # an answer to aider's question
         elif any(t.startswith("█") for t in texts) and any(t[:1] in "│⋮" for t in texts if t):
@@ -498,27 +518,43 @@ def read_sessions(
 
 
 class FileRoot:
-    """The repository a history's own sessions show, found once, lazily: the first session, from
-    the file's start, that shows its repository and let aider place the history (at that
-    repository's root)."""
+    """What a history's own sessions show of the repository it was written in, found once,
+    lazily, from the file's start: the first session that shows its repository and let aider
+    place the history (at that repository's root), else the first that shows the history was
+    moved (`SessionRepository.moved_root`)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._found: str | None = None
+        self._shown: str | None = None
+        self._moved: str | None = None
         self._done = False
 
     def __call__(self) -> str | None:
-        if not self._done:
-            self._done = True
-            before = LinesBefore(self.path, 0)
-            with open_regular(self.path) as fh:
-                lines = read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
-                for session in read_sessions(lines, before, self.path, lambda err: None):
-                    shown = session.repository.shown()
-                    if shown is not None and session.repository.at_history_root:
-                        self._found = shown
-                        break
-        return self._found
+        """The repository a session shows, or None."""
+        self._scan()
+        return self._shown
+
+    def moved(self) -> str | None:
+        """Where the file's sessions show a moved history's repository is, or None."""
+        self._scan()
+        return self._moved
+
+    def _scan(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        here = repo.normalise(str(self.path.parent))
+        before = LinesBefore(self.path, 0)
+        with open_regular(self.path) as fh:
+            lines = read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
+            for session in read_sessions(lines, before, self.path, lambda err: None):
+                shown = session.repository.shown()
+                if shown is not None and session.repository.at_history_root:
+                    self._shown = shown
+                    return
+                if self._moved is None and session.repository.at_history_root:
+                    moved = session.repository.moved_root(self.path)
+                    self._moved = moved if moved != here else None
 
 
 def closed_session(

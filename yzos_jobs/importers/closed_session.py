@@ -177,13 +177,17 @@ class ClosedSession:
 
     def tasks(self) -> list[WorkTask]:
         """The session's work items that are task candidates, in order (see `work_items`); an
-        item named as an earlier one of the session is evidence of that one."""
+        item named as an earlier one of the session is evidence of that one, and an item with
+        nothing that names it (its requests too short: "continue", "yes") goes on with the
+        item before it."""
         items, _ = work_items(self.events)
         out: list[WorkTask] = []
         by_key: dict[str, WorkTask] = {}
         for item in items:
             named = item.name(is_candidate_title)
             if named is None:
+                if out:
+                    out[-1].evidence.append(item)
                 continue
             line, title, event = named
             title = bounded_title(title)

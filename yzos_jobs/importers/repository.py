@@ -147,20 +147,21 @@ def main_repository_in(text: str, worktree: str) -> str | None:
 
 
 # Where tools that make worktrees put them: folders, and whether the repository's folder comes
-# before them (`<repo>/.claude/worktrees/<name>`, Claude Code's own; `<repo>/.worktrees/<name>`,
-# the usual ignored folder) or right after them (`conductor/workspaces/<repo>/<name>`: Conductor
-# does not show the main repository's path, and the folder named as it stands for it).
+# before them (`<repo>/.claude/worktrees/<name>`, Claude Code's own) or right after them
+# (`conductor/workspaces/<repo>/<name>`: Conductor does not show the main repository's path, and
+# the folder named as it stands for it).
 _WORKTREE_LAYOUTS: tuple[tuple[tuple[str, ...], bool], ...] = (
     ((".claude", "worktrees"), False),
-    ((".worktrees",), False),
     (("conductor", "workspaces"), True),
 )
 
 
 def worktree_main(cwd: str) -> str | None:
     """The repository a directory inside a worktree belongs to, where the worktree sits in a
-    layout a worktree tool makes (see `_WORKTREE_LAYOUTS`); None elsewhere."""
+    layout a worktree tool makes (see `_WORKTREE_LAYOUTS`; the innermost one where layouts
+    nest); None elsewhere."""
     names = segments(cwd)
+    best: int | None = None
     for folders, repo_after in _WORKTREE_LAYOUTS:
         n = len(folders)
         for i in range(len(names) - n + 1):
@@ -168,6 +169,8 @@ def worktree_main(cwd: str) -> str | None:
                 continue
             kept = i + n + 1 if repo_after else i  # names up to the repository's folder
             if kept > 0 and kept + (1 if repo_after else n + 1) <= len(names):
-                cls = _flavour(cwd)
-                return str(cls(cls(cwd).anchor, *names[:kept]))
-    return None
+                best = kept if best is None else max(best, kept)
+    if best is None:
+        return None
+    cls = _flavour(cwd)
+    return str(cls(cls(cwd).anchor, *names[:best]))

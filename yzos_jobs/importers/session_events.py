@@ -28,7 +28,8 @@ class Request:
     @property
     def question(self) -> bool:
         """Asked, not ordered: sent in ask mode, or its first line ends with a question mark."""
-        return self.asked or self.title.rstrip().endswith(("?", "？"))
+        first = next((line for line in self.text.splitlines() if line.strip()), "")
+        return self.asked or first.rstrip().endswith(("?", "？"))
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,8 @@ def work_items(events: Sequence[Event]) -> tuple[list[WorkItem], list[Request]]:
             asked = [r for r in current.requests if not r.question]
             idle.extend(r for r in current.requests if r.question)
             if asked:
-                items.append(WorkItem(requests=asked))  # asked for, never carried out
+                # asked for, never carried out; the files added for it are its evidence
+                items.append(WorkItem(requests=asked, files=current.files))
         current, committed = WorkItem(), False
 
     # Edits lead to the next commit; past the last one, a run of edits ends at the next request.

@@ -1,0 +1,108 @@
+"""How an aider history's structure is read where the real corpus has no example of it: the mode
+requests are sent in, and the repository of a history that sits in no repository's root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from yzos_jobs.importers.aider_history import history_sessions
+from yzos_jobs.importers.closed_session import ClosedSession
+
+HEADER = "# aider chat started at 2026-11-04 10:00:00\n\n"
+
+
+def sessions(tmp_path: Path, body: str, folder: str = "notes") -> list[ClosedSession]:
+    history = tmp_path / folder / ".aider.chat.history.md"
+    history.parent.mkdir(parents=True, exist_ok=True)
+    history.write_text(HEADER + body, encoding="utf-8")
+    return history_sessions(history)
+
+
+def test_requests_sent_while_ask_mode_is_on_are_questions(tmp_path: Path) -> None:
+    [session] = sessions(
+        tmp_path,
+        "#### /ask\n\n"
+        "#### explain the caching layer in detail\n\nIt keeps verdicts.\n\n"
+        "#### /code add a cache hit counter to the status page\n\nSure.\n\n"
+        "#### walk me through the retry logic\n\nIt backs off.\n\n"
+        "#### /chat-mode code\n\n"
+        "#### describe how sessions are closed\n\nBy idleness.\n\n",
+    )
+    assert [r.title for r in session.idle_questions()] == [
+        "explain the caching layer in detail",
+        "walk me through the retry logic",
+    ]
+    # a one-off `/code` request in ask mode, and a request after the mode went back to code
+    assert [t.title for t in session.tasks()] == ["add a cache hit counter to the status page"]
+    assert [r.line for r in session.tasks()[0].item.requests] == [9, 19]
+
+
+def test_ask_mode_given_on_the_command_line_or_by_chat_mode(tmp_path: Path) -> None:
+    [session] = sessions(
+        tmp_path,
+        "> aider --chat-mode ask --model sonnet\n> Git repo: .git with 10 files\n\n"
+        "#### describe how sessions are closed\n\nBy idleness.\n\n",
+    )
+    assert [r.title for r in session.idle_questions()] == ["describe how sessions are closed"]
+    assert session.tasks() == []
+    [session] = sessions(
+        tmp_path / "chat-mode",
+        "#### /chat-mode ask\n\n#### describe how sessions are closed\n\nBy idleness.\n\n",
+    )
+    assert [r.title for r in session.idle_questions()] == ["describe how sessions are closed"]
+
+
+def test_a_question_cut_at_the_title_bound_is_still_a_question(tmp_path: Path) -> None:
+    long = "why does the " + "very " * 70 + "long build fail?"
+    [session] = sessions(tmp_path, f"#### {long}\n\nBecause.\n\n")
+    assert session.tasks() == [] and len(session.idle_questions()) == 1
+
+
+def test_a_run_directory_without_git_is_no_repository(tmp_path: Path) -> None:
+    [session] = sessions(
+        tmp_path,
+        "> Git repo: none\n\n#### /run cd /var/www/html && ls -la\n\n#### add a footer\n\n",
+        folder="scratch",
+    )
+    assert session.project_path == str(tmp_path / "scratch")
+
+
+def test_a_run_directory_named_like_its_package_is_the_repository(tmp_path: Path) -> None:
+    body = (
+        "> Git repo: .git with 12 files\n\n"
+        "#### /run cd /Users/me/code/myproj && pytest\n\n"
+        "#### fix the failing test\n\n> Applied edit to myproj/core.py\n\n"
+    )
+    [session] = sessions(tmp_path, body)
+    assert session.project_path == "/Users/me/code/myproj"
+    # a quoted directory with spaces, and a subfolder the edited file names from the root
+    body = body.replace("/Users/me/code/myproj", "/Users/me/My\\ Code/app/backend")
+    body = body.replace("myproj/core.py", "backend/app/core.py")
+    [session] = sessions(tmp_path / "spaces", body)
+    assert session.project_path == "/Users/me/My Code/app"
+
+
+def test_many_edits_leave_room_for_the_names_that_place_the_root(tmp_path: Path) -> None:
+    [session] = sessions(
+        tmp_path,
+        "> Git repo: .git with 3 files\n\n#### rework the app\n\n"
+        + "> Applied edit to app.py\n" * 25
+        + "> /Users/me/code/proj/data.bin: 'utf-8' codec can't decode byte 0x89\n"
+        + "> Unable to read data.bin\n\n",
+        folder="elsewhere",
+    )
+    assert session.project_path == "/Users/me/code/proj"
+
+
+def test_edits_after_a_request_too_short_to_name_go_on_with_the_last_work_item(
+    tmp_path: Path,
+) -> None:
+    [session] = sessions(
+        tmp_path,
+        "#### add a footer to the page\n\n> Applied edit to page.html\n\n"
+        "#### continue\n\n> Applied edit to page.css\n\n",
+    )
+    [task] = session.tasks()
+    assert task.title == "add a footer to the page"
+    assert "request (line 7): continue" in task.context()
+    assert "files: page.html, page.css" in task.context()
