@@ -166,10 +166,12 @@ class SessionRepository:
         written_in = (
             repo.normalise(str(repo.join(flag, ".."))) if flag and repo.is_absolute(flag) else None
         )
-        here = repo.normalise(str(history.parent))
-        moved = self.moved_root(history)
-        # a session that shows nothing itself was written where the file's other sessions show
-        base = written_in or file_root() or (moved if moved != here else file_root.moved()) or here
+        base = written_in or file_root()
+        if base is None:
+            here = repo.normalise(str(history.parent))
+            moved = self.moved_root(history)
+            # a session that shows nothing itself was written where the file's other sessions show
+            base = moved if moved != here else (file_root.moved() or here)
         git = self.git_repo if self.git_repo and self.git_repo.lower() != "none" else None
         if base is None or git is None or repo.only_climbs(git):
             return base

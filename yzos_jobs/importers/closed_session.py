@@ -26,6 +26,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Literal
 
 from yzos_jobs.db.queue import NewCandidate
@@ -180,7 +181,7 @@ class ClosedSession:
         item named as an earlier one of the session is evidence of that one, and an item with
         nothing that names it (its requests too short: "continue", "yes") goes on with the
         item before it."""
-        items, _ = work_items(self.events)
+        items, _ = self._work_items
         out: list[WorkTask] = []
         by_key: dict[str, WorkTask] = {}
         for item in items:
@@ -201,7 +202,12 @@ class ClosedSession:
 
     def idle_questions(self) -> list[Request]:
         """Questions after which nothing was edited or committed: evidence of the session."""
-        return work_items(self.events)[1]
+        return self._work_items[1]
+
+    @cached_property
+    def _work_items(self) -> tuple[list[WorkItem], list[Request]]:
+        """The events cut into work items, once: both the tasks and the questions read them."""
+        return work_items(self.events)
 
     def candidates(self, limit: int, same_work: SameWork | None = None) -> list[NewCandidate]:
         """The project and the task candidates, each with the context the judge reads.
