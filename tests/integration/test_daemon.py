@@ -29,6 +29,12 @@ def _undecided(ctx) -> int:
         )
 
 
+def _promote_runs_ended(ctx) -> int:
+    ended = (JobRun.job_name == "entity_promote", JobRun.status != "running")
+    with ctx.sessions() as s:
+        return int(s.scalar(select(func.count()).select_from(JobRun).where(*ended)))
+
+
 def _count(ctx, *where) -> int:
     with ctx.sessions() as s:
         return int(s.scalar(select(func.count()).select_from(EntityCandidate).where(*where)))
@@ -139,7 +145,8 @@ def test_daemon_outlives_terminated_database_connections(pg_url: str, tmp_path: 
     database = pg_url.rsplit("/", 1)[1]
     with OpenAIDouble(_echo) as llm:
         daemon = start_daemon(pg_url, _config(tmp_path, llm.base_url))
-        wait_for(lambda: _undecided(ctx) == 0, 120, "the first run")
+        # The first run over and recorded, so the connections die between runs.
+        wait_for(lambda: _promote_runs_ended(ctx) >= 1, 120, "the first run")
         with ctx.sessions() as s, s.begin():
             killed = s.scalar(
                 text(

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session
 
 from tests.support.jobs import make_ctx
+from yzos_jobs.db import job_runs
 from yzos_jobs.db.column_types import utcnow
-from yzos_jobs.db.connection import transaction
+from yzos_jobs.db.connection import run_in_transaction, transaction
 from yzos_jobs.db.models import JobRun
 from yzos_jobs.maintain import slots
 from yzos_jobs.maintain.runner import run_job
@@ -75,3 +79,25 @@ def test_status_reports_an_overdue_job(db_url: str) -> None:
         report = collect_status(s, ctx.settings)
     assert report["jobs"]["entity_promote"]["overdue"] is True
     assert report["problems"] and "overdue" in report["problems"][0]
+
+
+def test_idempotent_work_is_done_again_when_its_connection_drops(pg_url: str) -> None:
+    ctx = make_ctx(pg_url)
+    handle = slots.claim_slot(ctx.sessions, "entity_promote", "dropped", ctx.owner, 60)
+    assert handle is not None
+    attempts: list[int] = []
+
+    def record_end(s: Session) -> None:
+        attempts.append(len(attempts) + 1)
+        if len(attempts) == 1:  # the server ends this connection mid-transaction
+            s.execute(text("SELECT pg_terminate_backend(pg_backend_pid())"))
+        job_runs.finish_run(s, handle.id, handle.owner, {"promoted": 3}, None, utcnow())
+
+    with pytest.raises(DBAPIError):  # by default a dropped connection is the caller's to handle
+        run_in_transaction(ctx.sessions, record_end)
+    attempts.clear()
+    run_in_transaction(ctx.sessions, record_end, idempotent=True)
+    assert attempts == [1, 2]
+    with ctx.sessions() as s:
+        row = s.get(JobRun, handle.id)
+    assert (row.status, row.stats) == ("succeeded", {"promoted": 3})

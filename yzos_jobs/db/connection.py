@@ -125,16 +125,25 @@ def is_retryable(exc: BaseException) -> bool:
 
 
 def run_in_transaction(
-    factory: sessionmaker[Session], work: Callable[[Session], T], attempts: int = 3
+    factory: sessionmaker[Session],
+    work: Callable[[Session], T],
+    attempts: int = 3,
+    *,
+    idempotent: bool = False,
 ) -> T:
     """Run `work` in one transaction, again from the start if PostgreSQL reports a deadlock or a
-    serialization failure (another daemon touched the same rows in another order)."""
+    serialization failure (another daemon touched the same rows in another order).
+
+    `idempotent`: also again when the connection dropped under it (the server restarted, an
+    operator terminated it). Only for work that may safely land twice: a drop during COMMIT
+    leaves unknown whether the first attempt landed."""
     for attempt in range(1, attempts + 1):
         try:
             with transaction(factory) as session:
                 return work(session)
         except DBAPIError as exc:
-            if attempt == attempts or not is_retryable(exc):
+            dropped = idempotent and exc.connection_invalidated
+            if attempt == attempts or not (dropped or is_retryable(exc)):
                 raise
             time.sleep(0.05 * attempt)
     raise AssertionError("unreachable")

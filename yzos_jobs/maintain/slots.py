@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.db import job_runs as run_db
 from yzos_jobs.db.column_types import utcnow
-from yzos_jobs.db.connection import transaction
+from yzos_jobs.db.connection import run_in_transaction, transaction
 from yzos_jobs.db.leases import LeaseKeeper
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -56,8 +56,15 @@ def claim_slot(
 def finish_run(
     sessions: sessionmaker[Session], run: RunHandle, stats: dict[str, Any], error: str | None
 ) -> None:
-    with transaction(sessions) as s:
-        run_db.finish_run(s, run.id, run.owner, stats, error, utcnow())
+    """Record how the run ended. Once its work is committed a dropped connection must not leave
+    the row `running` until its lease runs out (and then `failed`, its counts lost): recording
+    the end is the same update each time, so it is tried again on a fresh connection."""
+    finished = utcnow()
+    run_in_transaction(
+        sessions,
+        lambda s: run_db.finish_run(s, run.id, run.owner, stats, error, finished),
+        idempotent=True,
+    )
 
 
 @contextmanager
