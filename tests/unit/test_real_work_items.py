@@ -178,6 +178,32 @@ def test_a_moved_history_takes_the_repository_its_printed_paths_show(tmp_path: P
     assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}
 
 
+POCKETFLOW = "aider/BjornNordblom__pocketflow-text2sql-gui/.aider.chat.history.md"
+
+
+def test_a_repository_aider_created_is_where_it_says_it_created_it(tmp_path: Path) -> None:
+    # `Git repository created in C:\temp\pocketflow-text2sql`, then `Git repo: .git`: the
+    # history was committed to a repository of another name
+    history = history_at(tmp_path, POCKETFLOW)
+    assert {s.project_path for s in history_sessions(history)} == {r"C:\temp\pocketflow-text2sql"}
+
+
+ITEM_INFO = "aider/abestein__item_info/.aider.chat.history.backup.md"
+
+
+def test_aiders_own_output_pasted_back_at_the_prompt_is_no_request() -> None:
+    # the start-up block aider had just printed (`Using … model with API key from environment.`,
+    # `Aider v0.86.1`, `Main model: …`), pasted back one line at a time
+    pasted = session_at(aider(ITEM_INFO), 5483)
+    printed = {line.removeprefix("> ").strip() for line in _lines(ITEM_INFO)[5484:5494]}
+    typed = {e.line: e.text for e in pasted.events if isinstance(e, Request)}
+    assert {
+        _lines(ITEM_INFO)[n - 1].removeprefix("#### ").strip() for n in (5516, 5526, 5536)
+    } <= printed
+    assert not {5516, 5526, 5536} & typed.keys()
+    assert not pasted.tasks()
+
+
 CATALOG = "aider/AndreasDebel__HaaV-CatalogService/.aider.chat.history.md"
 SENIALES = "aider/Blizard32__seniales/.aider.chat.history.md"
 KEVINMATZ = "aider/kevinmatz__AiderExperiments/aider.chat.history 2023-10-02_1654.md"

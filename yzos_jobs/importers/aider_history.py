@@ -23,7 +23,8 @@ Two sessions of one file with the same identity (header and start-up block, byte
 told apart by their order in the file: the second one's id ends in `:2`.
 
 The repository (see `SessionRepository.root`), in this order: the `Git working dir:` aider
-prints when started below the root; the `Git repo:` path, resolved against `Cur working dir:`
+prints when started below the root (or `Git repository created in`, when it made one where it
+ran); the `Git repo:` path, resolved against `Cur working dir:`
 when relative (a worktree's admin directory naming its main repository); a `.git` path in
 aider's output; the absolute path aider printed for a file it added to the chat. Without these,
 a relative `Git repo:` is resolved against where aider wrote the history (aider writes it at the
@@ -69,6 +70,8 @@ OLD_COMMIT = re.compile(r"^([0-9a-f]{7,40}) (.+)$")
 GIT_REPO = re.compile(r"^Git repo: (.+?)(?: with [\d,]+ files)?$")
 CUR_DIR = re.compile(r"^Cur working dir: (.+)$")
 WORK_DIR = re.compile(r"^Git working dir: (.+)$")
+# aider offers to create a repository where it runs when there is none, and says where it did.
+CREATED_REPO = re.compile(r"^Git repository created in (.+)$")
 ADDED = re.compile(r"^Added (.+?) to the chat(?: \(read-only\))?\.?$")
 APPLIED = re.compile(r"^Applied edit to (.+)$")
 SNAPSHOT = re.compile(r"^Committing .+ before applying edits\.?$")
@@ -100,6 +103,7 @@ MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is n
 REQUEST_CHARS = 2000  # of a request's text kept in memory
 IDENTITY_BYTES = 4096
 MAX_PATHS = 20  # file names kept per /add as evidence of the repository
+PRINTED_LINES = 4096  # distinct lines of aider's output remembered per session
 
 
 @dataclass
@@ -269,6 +273,10 @@ class AiderSession:
     _last_request: str | None = None
     _ask_mode: bool = False  # requests are sent in ask mode (`/ask`, `/chat-mode ask`)
     _files: set[str] = field(default_factory=set)
+    # Hashes of the lines aider printed in the session (at most PRINTED_LINES): a message made
+    # only of them is aider's own output pasted back at the prompt (its start-up block, a
+    # command's output), not a request.
+    _printed: set[int] = field(default_factory=set)
 
     # --- identity --------------------------------------------------------------------------
 
@@ -341,6 +349,8 @@ class AiderSession:
         return None
 
     def _tool_line(self, line: int, at: int, text: str) -> None:
+        if len(self._printed) < PRINTED_LINES:
+            self._printed.add(hash(text))
         r = self.repository
         kind = "other"
         if r.command is None and COMMAND_LINE.search(text):
@@ -350,7 +360,7 @@ class AiderSession:
             r.git_repo = r.git_repo or m.group(1).strip()
         elif m := CUR_DIR.match(text):
             r.cur_dir = r.cur_dir or m.group(1).strip()
-        elif m := WORK_DIR.match(text):
+        elif m := (WORK_DIR.match(text) or CREATED_REPO.match(text)):
             r.work_dir = r.work_dir or m.group(1).strip()
         elif SNAPSHOT.match(text):
             kind = "snapshot"
@@ -439,6 +449,8 @@ class AiderSession:
             return  # an answer to aider's question
         elif any(t.startswith("█") for t in texts) and any(t[:1] in "│⋮" for t in texts if t):
             return  # the prompt aider writes in watch-files mode
+        elif all(hash(t) in self._printed for t in texts if t):
+            return  # aider's own output, pasted back
         if reply is not None and collapse(texts_first(text), 200) == reply:
             return  # the architect's reply, logged again for the editor model
         if reply is None and text == self._last_request:
