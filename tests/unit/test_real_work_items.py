@@ -204,6 +204,31 @@ def test_aiders_own_output_pasted_back_at_the_prompt_is_no_request() -> None:
     assert not pasted.tasks()
 
 
+MYPROJEC = "aider/AlosMarkets__myproject/.aider.chat.history.md"
+STICKY = "claude-code/-Users-admin-Desktop/bd282509-c6ca-4b2e-ad2d-3d9cd0bb8be5.jsonl"
+DND_SHOP = "claude-code/-mnt-c-Users-supanut-akaram/199d5e8c-7fa9-498e-8db6-005e02f13909.jsonl"
+
+
+def test_a_file_named_on_aiders_command_line_places_the_repository(tmp_path: Path) -> None:
+    # `aider --message … /tmp/agentlink/<id>/myprojec/index.html`, then `Added index.html to
+    # the chat.`; the first session (`--no-git`) shows nothing and was written in the same place
+    history = history_at(tmp_path, MYPROJEC)
+    sessions = history_sessions(history)
+    second = session_at(sessions, 73)
+    assert second.project_path == "/tmp/agentlink/00f553b6-1f6e-41c2-b765-99af0f09c7b0/myprojec"
+    assert sessions[0].project_path == second.project_path
+
+
+def test_a_session_started_on_the_desktop_is_the_project_it_made_there() -> None:
+    # cwd /Users/admin/Desktop; `npm create vite@latest cute-sticky`, then every edit in it
+    [session] = claude(STICKY)
+    assert session.project_path == "/Users/admin/Desktop/cute-sticky"
+    # cwd the home directory (WSL), and the only file written the plan in ~/.claude/plans: the
+    # home directory is no project
+    [home] = claude(DND_SHOP)
+    assert home.project_path is None
+
+
 CATALOG = "aider/AndreasDebel__HaaV-CatalogService/.aider.chat.history.md"
 SENIALES = "aider/Blizard32__seniales/.aider.chat.history.md"
 KEVINMATZ = "aider/kevinmatz__AiderExperiments/aider.chat.history 2023-10-02_1654.md"

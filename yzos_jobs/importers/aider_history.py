@@ -138,7 +138,8 @@ class SessionRepository:
         git = self.git_repo if self.git_repo and self.git_repo.lower() != "none" else None
         if git and repo.worktree_name(git):
             base = git if repo.is_absolute(git) else None
-            start = self.cur_dir or self.work_dir
+            # a worktree's root, where aider ran: printed, or under the files it names
+            start = self.cur_dir or self.work_dir or self._named_root()
             if base is None and start and repo.is_absolute(start):
                 base = repo.join(start, git)
             if base:
@@ -152,7 +153,7 @@ class SessionRepository:
             return repo.repository_of_git_dir(joined) if joined else None
         if self.git_path:
             return repo.normalise(self.git_path)
-        root = _prefix(self.printed_paths + self.given_paths, self.root_names + self.edited_names)
+        root = self._named_root()
         if root is not None:
             return root  # aider names a file relative to the root; its absolute path is known
         cwd = _prefix(self.printed_paths, self.given_names)
@@ -160,6 +161,11 @@ class SessionRepository:
             joined = repo.join(cwd, git)  # the user named a file relative to where aider ran
             return repo.repository_of_git_dir(joined) if joined else None
         return None
+
+    def _named_root(self) -> str | None:
+        """The directory under which an absolute path the session shows is a name aider gave
+        relative to the root."""
+        return _prefix(self.printed_paths + self.given_paths, self.root_names + self.edited_names)
 
     def root(self, history: Path, file_root: FileRoot) -> str | None:
         """The repository, resolved as the module says."""
@@ -356,6 +362,10 @@ class AiderSession:
         if r.command is None and COMMAND_LINE.search(text):
             r.command = text
             self._ask_mode = bool(ASK_FLAG.search(text))
+            # files named on the command line by their absolute path, as `/add` would name them
+            for token in text.split()[1:]:
+                if repo.is_absolute(token) and len(r.given_paths) < MAX_PATHS:
+                    r.given_paths.append(token)
         elif m := GIT_REPO.match(text):
             r.git_repo = r.git_repo or m.group(1).strip()
         elif m := CUR_DIR.match(text):

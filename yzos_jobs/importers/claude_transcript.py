@@ -361,7 +361,13 @@ class TranscriptSession:
         if cwd is None:
             return None
         shown = next((f.main_repository for f in self.facts if f.main_repository), None)
-        return shown or repo.worktree_main(cwd) or repo.normalise(cwd)
+        found = shown or repo.worktree_main(cwd) or repo.normalise(cwd)
+        if found is None or not repo.is_account_folder(found):
+            return found
+        # Started in the home directory or on the desktop: the work is in the folder there the
+        # session edited files in (a project it made or went into); with none, no project.
+        edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
+        return repo.folder_worked_in(found, edited)
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""

@@ -174,3 +174,51 @@ def worktree_main(cwd: str) -> str | None:
         return None
     cls = _flavour(cwd)
     return str(cls(cls(cwd).anchor, *names[:best]))
+
+
+# Folders every account has, where people start a tool without being in a repository: the home
+# directory (`/Users/<name>`, `/home/<name>`, `C:\Users\<name>`, WSL's `/mnt/c/Users/<name>`,
+# `/root`) and the folders the system makes in it for the desktop, documents and downloads.
+_HOMES = (("Users",), ("home",), ("mnt", None, "Users"))
+_ACCOUNT_FOLDERS = frozenset({"Desktop", "Documents", "Downloads"})
+
+
+def is_account_folder(path: str) -> bool:
+    """Whether `path` is a home directory or a folder the system makes in it: a place a tool is
+    started in, not a repository."""
+    if not is_absolute(path):
+        return False
+    windows = is_windows(path)
+    names = [n.casefold() if windows else n for n in segments(path)]
+    if not windows and names[:1] == ["root"]:
+        below = names[1:]
+        return not below or (len(below) == 1 and below[0] in _ACCOUNT_FOLDERS)
+    for prefix in (("users",),) if windows else _HOMES:
+        n = len(prefix)
+        if len(names) <= n or any(
+            p is not None and p != q for p, q in zip(prefix, names[:n], strict=True)
+        ):
+            continue
+        below = names[n + 1 :]  # below the account's own folder
+        folders = {f.casefold() for f in _ACCOUNT_FOLDERS} if windows else _ACCOUNT_FOLDERS
+        return not below or (len(below) == 1 and below[0] in folders)
+    return False
+
+
+def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
+    """The folder directly inside `cwd` that most of the edited files (absolute paths) are in,
+    hidden folders (a tool's own, such as `~/.claude/plans`) left out; None when no edit is in
+    one."""
+    base = segments(cwd)
+    counts: dict[str, int] = {}
+    for path in edited:
+        if not is_absolute(path) or is_windows(path) != is_windows(cwd):
+            continue
+        names = segments(path)
+        if len(names) > len(base) + 1 and names[: len(base)] == base:
+            folder = names[len(base)]
+            if not folder.startswith("."):
+                counts[folder] = counts.get(folder, 0) + 1
+    if not counts:
+        return None
+    return join(cwd, max(counts, key=lambda name: counts[name]))

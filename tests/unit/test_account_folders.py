@@ -1,0 +1,57 @@
+"""Where people start a tool without being in a repository: the home directory and the folders
+the system makes in it are no project; the folder there a session worked in is."""
+
+from __future__ import annotations
+
+import pytest
+
+from yzos_jobs.importers.repository import folder_worked_in, is_account_folder
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/Users/ann",
+        "/Users/ann/Desktop",
+        "/home/ann/Downloads",
+        "/root",
+        "/mnt/c/Users/ann.lee",
+        r"C:\Users\Ann",
+        r"c:\users\ann\documents",
+    ],
+)
+def test_homes_and_their_system_folders_are_account_folders(path: str) -> None:
+    assert is_account_folder(path)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/Users",
+        "/Users/ann/Code",
+        "/Users/ann/Documents/app",
+        "/home/ann/src/app",
+        "/srv/app",
+        r"C:\Users\Ann\source\repos\app",
+        r"D:\work",
+        "Users/ann",
+    ],
+)
+def test_folders_people_keep_repositories_in_are_not(path: str) -> None:
+    assert not is_account_folder(path)
+
+
+def test_the_folder_worked_in_is_where_most_edits_are_and_hidden_folders_are_not() -> None:
+    edited = [
+        "/Users/ann/.claude/plans/plan.md",
+        "/Users/ann/notes/todo.md",
+        "/Users/ann/app/src/main.ts",
+        "/Users/ann/app/package.json",
+        "/Users/ann/top.txt",  # in the home directory itself
+        r"C:\elsewhere\x.py",
+    ]
+    assert folder_worked_in("/Users/ann", edited) == "/Users/ann/app"
+    assert folder_worked_in("/Users/ann", edited[:1] + edited[4:]) is None
+    assert folder_worked_in(r"C:\Users\Ann", [r"C:\Users\Ann\site\index.html"]) == (
+        r"C:\Users\Ann\site"
+    )
