@@ -229,6 +229,20 @@ def test_a_session_started_on_the_desktop_is_the_project_it_made_there() -> None
     assert home.project_path is None
 
 
+TRADING_BOT = "aider/Akash-Modi104__trading-bot/.aider.chat.history.md"
+PDF_INGESTION = "aider/BharathKumarKS__pdf_ingestion/.aider.chat.history.md"
+
+
+def test_aiders_prompt_copied_before_a_request_or_a_command_is_left_out() -> None:
+    assert _lines(TRADING_BOT)[53].startswith("#### > rewrite dashboard.py")
+    [request] = [e for s in aider(TRADING_BOT) for e in s.events if getattr(e, "line", 0) == 54]
+    assert isinstance(request, Request) and request.title.startswith("rewrite dashboard.py")
+    # `#### > /model openai/…`: a command, not a request
+    assert _lines(PDF_INGESTION)[245].startswith("#### > /model ")
+    lines = {e.line for s in aider(PDF_INGESTION) for e in s.events if isinstance(e, Request)}
+    assert not {246, 251} & lines
+
+
 CATALOG = "aider/AndreasDebel__HaaV-CatalogService/.aider.chat.history.md"
 SENIALES = "aider/Blizard32__seniales/.aider.chat.history.md"
 KEVINMATZ = "aider/kevinmatz__AiderExperiments/aider.chat.history 2023-10-02_1654.md"

@@ -428,6 +428,8 @@ class AiderSession:
         if self.old_format:
             texts = [t[1:].strip() if t.startswith(">") else t for t in texts]
         text = "\n".join(texts).strip()
+        if text.startswith("> ") and not self.old_format:
+            text = text[2:].lstrip()  # aider's own prompt, copied with what was typed after it
         reply, self._reply = self._reply, None
         self._last_tool = ""
         if not text:
