@@ -52,6 +52,6 @@ def test_the_folder_worked_in_is_where_most_edits_are_and_hidden_folders_are_not
     ]
     assert folder_worked_in("/Users/ann", edited) == "/Users/ann/app"
     assert folder_worked_in("/Users/ann", edited[:1] + edited[4:]) is None
-    assert folder_worked_in(r"C:\Users\Ann", [r"C:\Users\Ann\site\index.html"]) == (
+    assert folder_worked_in(r"C:\Users\Ann", [r"c:\users\ann\site\index.html"]) == (
         r"C:\Users\Ann\site"
     )

@@ -209,13 +209,18 @@ def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
     """The folder directly inside `cwd` that most of the edited files (absolute paths) are in,
     hidden folders (a tool's own, such as `~/.claude/plans`) left out; None when no edit is in
     one."""
-    base = segments(cwd)
+    windows = is_windows(cwd)
+
+    def key(names: list[str]) -> list[str]:
+        return [n.casefold() for n in names] if windows else names  # `c:\users` is `C:\Users`
+
+    base = key(segments(cwd))
     counts: dict[str, int] = {}
     for path in edited:
-        if not is_absolute(path) or is_windows(path) != is_windows(cwd):
+        if not is_absolute(path) or is_windows(path) != windows:
             continue
         names = segments(path)
-        if len(names) > len(base) + 1 and names[: len(base)] == base:
+        if len(names) > len(base) + 1 and key(names[: len(base)]) == base:
             folder = names[len(base)]
             if not folder.startswith("."):
                 counts[folder] = counts.get(folder, 0) + 1
