@@ -255,3 +255,16 @@ def test_claude_code_corpus_imports_without_errors_each_session_ended_once(
     assert "Show full first sentence in README skill descriptions" in texts  # a heredoc commit
     again = ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
     assert (again.sessions, again.candidates, again.files_unchanged) == (0, 0, again.files)
+
+
+def test_a_request_asked_again_after_each_attempt_is_one_task_candidate(
+    db_url: str, tmp_path: Path
+) -> None:
+    # four "fix AxiosError in node_modules" in a row, each answered by a commit worded otherwise
+    path = history(tmp_path, "aider/abhi55gp__AI-Augmented-assessment/aider.chat.history.md")
+    attempts = {3659, 3693, 3701, 3724, 3732, 3755, 3763, 3786}
+    ctx = make_ctx(db_url)
+    import_aider(ctx, path)
+    [named] = [c for line, c in tasks(ctx).items() if line in attempts]
+    evidence = named.surrounding_text or ""
+    assert all(str(n) in evidence for n in (3724, 3755, 3786))  # the later attempts' commits

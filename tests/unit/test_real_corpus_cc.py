@@ -26,7 +26,7 @@ LABEL_KEYS = {
     "split",
 }
 # A transcript is trimmed to its first whole lines (at most 400 KB); the clone stays small.
-CC_BUDGET_BYTES = 10_000_000
+CC_BUDGET_BYTES = 14_000_000
 CC_MAX_FILES = 60
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000

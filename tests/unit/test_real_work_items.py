@@ -243,6 +243,29 @@ def test_aiders_prompt_copied_before_a_request_or_a_command_is_left_out() -> Non
     assert not {246, 251} & lines
 
 
+ROSTER = "aider/abhi55gp__AI-Augmented-assessment/aider.chat.history.md"
+SHIPPED_SIMILARITY = load_settings(CONFIG).importers.same_task_similarity
+
+
+def test_the_same_request_asked_again_after_each_attempt_is_one_task() -> None:
+    # "fix AxiosError in node_modules" four times, each answered by a commit worded otherwise
+    [session] = aider(ROSTER)
+    again = {t.line: t for t in session.tasks(SHIPPED_SIMILARITY)}
+    attempts = [3659, 3701, 3732, 3763]
+    assert all(
+        _lines(ROSTER)[n - 1].startswith("#### fix AxiosError in node_modules") for n in attempts
+    )
+    [task] = [t for t in again.values() if 3693 in t.item.lines()]  # the first attempt's commit
+    carried = {n for item in task.evidence for n in item.lines()}
+    assert {3701, 3724, 3732, 3755, 3763, 3786} <= carried
+    # without it, each attempt is a task named by its commit
+    alone = session.tasks()
+    assert len(alone) > len(again.values())
+    assert sum(any(n in t.item.lines() for n in attempts) for t in alone) == len(attempts)
+    # the next, different request is a task of its own
+    assert any(3825 in t.item.lines() for t in again.values())
+
+
 CATALOG = "aider/AndreasDebel__HaaV-CatalogService/.aider.chat.history.md"
 SENIALES = "aider/Blizard32__seniales/.aider.chat.history.md"
 KEVINMATZ = "aider/kevinmatz__AiderExperiments/aider.chat.history 2023-10-02_1654.md"

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from yzos_jobs.db.queue import NewCandidate
 from yzos_jobs.entity import noise_filter
+from yzos_jobs.importers.name_shingles import shingles, similarity
 from yzos_jobs.importers.session_events import Commit, Event, FileTouched, Request, split_prefix
 from yzos_jobs.importers.work_items import WorkItem, work_items
 from yzos_jobs.text import clean_text
@@ -176,28 +177,44 @@ class ClosedSession:
             data["source_id"] = self.source_id
         return data
 
-    def tasks(self) -> list[WorkTask]:
+    def tasks(self, asked_again: float | None = None) -> list[WorkTask]:
         """The session's work items that are task candidates, in order (see `work_items`); an
         item named as an earlier one of the session is evidence of that one, and an item with
         nothing that names it (its requests too short: "continue", "yes") goes on with the
-        item before it."""
+        item before it. With `asked_again`, an item whose first request is at least that close
+        (`name_shingles`) to the first request of the item before it goes on with that item
+        too: the same thing asked again after an attempt at it ("fix the error in x.ts" after
+        each commit that did not fix it), however differently the commits were worded."""
         items, _ = self._work_items
         out: list[WorkTask] = []
         by_key: dict[str, WorkTask] = {}
+        before: tuple[frozenset[str], WorkTask] | None = None  # the last item's request, task
         for item in items:
+            asked = shingles(item.requests[0].title) if item.requests else frozenset()
+            if (
+                asked_again is not None
+                and before is not None
+                and similarity(asked, before[0]) >= asked_again
+            ):
+                before[1].evidence.append(item)
+                before = (asked, before[1])
+                continue
             named = item.name(is_candidate_title)
             if named is None:
                 if out:
                     out[-1].evidence.append(item)
+                    before = (asked, out[-1])
                 continue
             line, title, event = named
             title = bounded_title(title)
             key = " ".join(title.casefold().split())
             if key in by_key:
-                by_key[key].evidence.append(item)
-                continue
-            task = by_key[key] = WorkTask(line, title, event, item)
-            out.append(task)
+                task = by_key[key]
+                task.evidence.append(item)
+            else:
+                task = by_key[key] = WorkTask(line, title, event, item)
+                out.append(task)
+            before = (asked, task)
         return out
 
     def idle_questions(self) -> list[Request]:
@@ -209,10 +226,13 @@ class ClosedSession:
         """The events cut into work items, once: both the tasks and the questions read them."""
         return work_items(self.events)
 
-    def candidates(self, limit: int, same_work: SameWork | None = None) -> list[NewCandidate]:
+    def candidates(
+        self, limit: int, same_work: SameWork | None = None, asked_again: float | None = None
+    ) -> list[NewCandidate]:
         """The project and the task candidates, each with the context the judge reads.
         `same_work(project_path, title)`: the name of an open task of the project this work
-        continues, or None; such a work item is a sighting of that task."""
+        continues, or None; such a work item is a sighting of that task. `asked_again`: see
+        `tasks`."""
         rows: list[NewCandidate] = []
         if self.segment > 1 and not self.events:
             return rows  # only time passed: the session's end moves, nothing new to judge
@@ -238,7 +258,7 @@ class ClosedSession:
                 )
             )
 
-        tasks = self.tasks()
+        tasks = self.tasks(asked_again)
         if self.project:
             titles = [t.title for t in tasks[: NEIGHBOURS * 2]]
             asked = [
@@ -265,7 +285,7 @@ class WorkTask:
     title: str
     event: Request | Commit
     item: WorkItem
-    evidence: list[WorkItem] = field(default_factory=list)  # items of the same name
+    evidence: list[WorkItem] = field(default_factory=list)  # items of the same work
 
     def context(self) -> str:
         """Where the item rests, its requests, commits and files."""

@@ -2,41 +2,24 @@
 the same project is a sighting of that task (its candidate carries the task's name, so promoting
 it sights the task instead of making a new one).
 
-Close means the Jaccard similarity of the two names' character shingles (three characters of the
-case-folded words, spaces between words kept) is at least `importers.same_task_similarity`. The
-open tasks of a project are few (the most recently seen `OPEN_TASKS`, read once per import, and
-the names this import proposed since), so the similarity is computed exactly against each: no
-sketch is needed at that size. Structure only: with a model, triage's offered open tasks do the
-semantic merge.
+Close means the similarity of the two names' shingles (`name_shingles`) is at least
+`importers.same_task_similarity`. The open tasks of a project are few (the most recently seen
+`OPEN_TASKS`, read once per import, and the names this import proposed since), so the similarity
+is computed exactly against each: no sketch is needed at that size. Structure only: with a
+model, triage's offered open tasks do the semantic merge.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
 
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.triage_queue import open_tasks
+from yzos_jobs.importers.name_shingles import shingles, similarity
 
-SHINGLE = 3
 OPEN_TASKS = 500  # open tasks of a project compared with, most recently seen first
-_WORD = re.compile(r"\w+")
-
-
-def shingles(name: str) -> frozenset[str]:
-    """The name's character shingles (of its case-folded words, one space between them)."""
-    text = " ".join(_WORD.findall(name.casefold()))
-    if len(text) <= SHINGLE:
-        return frozenset([text]) if text else frozenset()
-    return frozenset(text[i : i + SHINGLE] for i in range(len(text) - SHINGLE + 1))
-
-
-def similarity(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a or not b:
-        return 0.0
-    return len(a & b) / len(a | b)
 
 
 class OpenTaskNames:
