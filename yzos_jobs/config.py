@@ -165,6 +165,10 @@ class ImportersSettings(_Section):
     # A work item whose name is this close (shingle Jaccard) to an open task of its project is
     # a sighting of that task; 1 merges only names of the same shingles.
     same_task_similarity: float = Field(default=0.55, ge=0.0, le=1.0)
+    # A work item whose first request's text is this close to the first request of the item
+    # before it in the session goes on with that item's task (the same thing asked again after
+    # an attempt at it); 1 joins only requests of the same shingles.
+    asked_again_similarity: float = Field(default=0.7, ge=0.0, le=1.0)
 
 
 class DaemonSettings(_Section):

@@ -101,3 +101,34 @@ def test_idempotent_work_is_done_again_when_its_connection_drops(pg_url: str) ->
     with ctx.sessions() as s:
         row = s.get(JobRun, handle.id)
     assert (row.status, row.stats) == ("succeeded", {"promoted": 3})
+
+
+def test_a_runs_end_is_recorded_though_its_connection_ends_while_recording_it(
+    pg_url: str,
+) -> None:
+    ctx = make_ctx(pg_url)
+    handle = slots.claim_slot(ctx.sessions, "entity_promote", "ends-mid-record", ctx.owner, 60)
+    assert handle is not None
+    # The server ends the backend in the middle of the first update of job_runs (a sequence
+    # counts the attempts: it is not rolled back with the transaction).
+    with transaction(ctx.sessions) as s:
+        s.execute(text("CREATE SEQUENCE record_attempts"))
+        s.execute(
+            text(
+                "CREATE FUNCTION end_first_attempt() RETURNS trigger AS $$ BEGIN "
+                "IF nextval('record_attempts') = 1 THEN "
+                "PERFORM pg_terminate_backend(pg_backend_pid()); END IF; "
+                "RETURN NEW; END $$ LANGUAGE plpgsql"
+            )
+        )
+        s.execute(
+            text(
+                "CREATE TRIGGER end_first_attempt BEFORE UPDATE ON job_runs "
+                "FOR EACH ROW EXECUTE FUNCTION end_first_attempt()"
+            )
+        )
+    slots.finish_run(ctx.sessions, handle, {"promoted": 2}, None)
+    with ctx.sessions() as s:
+        row = s.get(JobRun, handle.id)
+        attempts = s.scalar(text("SELECT last_value FROM record_attempts"))
+    assert (row.status, row.stats, attempts) == ("succeeded", {"promoted": 2}, 2)

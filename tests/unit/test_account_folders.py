@@ -55,3 +55,10 @@ def test_the_folder_worked_in_is_where_most_edits_are_and_hidden_folders_are_not
     assert folder_worked_in(r"C:\Users\Ann", [r"c:\users\ann\site\index.html"]) == (
         r"C:\Users\Ann\site"
     )
+
+
+def test_an_account_folder_is_never_the_folder_worked_in() -> None:
+    # started in the home directory, the work on the desktop: the project folder there
+    edited = ["/Users/ann/Desktop/app/src/main.ts", "/Users/ann/Desktop/app/package.json"]
+    assert folder_worked_in("/Users/ann", edited) == "/Users/ann/Desktop/app"
+    assert folder_worked_in("/Users/ann", ["/Users/ann/Desktop/todo.txt"]) is None

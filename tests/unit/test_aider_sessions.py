@@ -106,3 +106,63 @@ def test_edits_after_a_request_too_short_to_name_go_on_with_the_last_work_item(
     assert task.title == "add a footer to the page"
     assert "request (line 7): continue" in task.context()
     assert "files: page.html, page.css" in task.context()
+
+
+def test_a_request_asked_again_is_told_by_its_text_not_its_first_line(tmp_path: Path) -> None:
+    body = (
+        "#### import { z } from 'zod';\n#### export const User = z.object({ name: z.string() });\n"
+        "#### add this schema for users to schemas/user.ts\n\n"
+        "> Applied edit to schemas/user.ts\n> Commit 1111111 feat: add user schema\n\n"
+        "#### import { z } from 'zod';\n"
+        "#### export const Order = z.object({ total: z.number() });\n"
+        "#### and this one for orders, in schemas/order.ts\n\n"
+        "> Applied edit to schemas/order.ts\n> Commit 2222222 feat: add order schema\n\n"
+        "#### fix the login bug\n\n"
+        "> Applied edit to auth.ts\n> Commit 3333333 fix: trim emails\n\n"
+        "#### fix the logout bug\n\nTrying again.\n\n"
+        "> Applied edit to auth.ts\n> Commit 4444444 fix: clear cookie\n\n"
+        "#### fix the logout bug\n\nTrying again.\n\n"
+        "> Applied edit to auth.ts\n> Commit 5555555 fix: expire token\n\n"
+    )
+    [session] = sessions(tmp_path, body)
+    asked_again = 0.7  # the shipped importers.asked_again_similarity
+    titles = [t.title for t in session.tasks(asked_again)]
+    # two schemas that open with the same pasted line, two bugs a word apart: four tasks; the
+    # logout bug asked again after a commit that did not fix it goes on with its task
+    assert titles == ["add user schema", "add order schema", "trim emails", "clear cookie"]
+    assert len(session.tasks()) == 5
+
+
+def test_a_file_to_edit_on_the_command_line_places_the_repository_an_option_value_does_not(
+    tmp_path: Path,
+) -> None:
+    startup = "> aider --yes {} /srv/app/main.py\n> Git repo: .git with 3 files\n\n"
+    body = "#### make the greeting friendlier\n\nDone.\n\n> Applied edit to main.py\n\n"
+    [placed] = sessions(tmp_path / "a", startup.format("--no-auto-commits") + body)
+    assert placed.project_path == "/srv/app"
+    # `--read /home/me/notes/main.py`: a file to read, wherever it is
+    read = "> aider --read /home/me/notes/main.py\n> Git repo: .git with 3 files\n\n"
+    [history_root] = sessions(tmp_path / "b", read + body)
+    assert history_root.project_path == str(tmp_path / "b" / "notes")
+
+
+def test_aiders_mode_prompts_copied_before_a_request_are_left_out(tmp_path: Path) -> None:
+    [session] = sessions(
+        tmp_path,
+        "#### ask> why does the cache miss?\n\nIt expires.\n\n"
+        "#### architect> split the cache by tenant\n\nSure.\n\n> Applied edit to cache.py\n\n",
+    )
+    titles = [e.title for e in session.events if hasattr(e, "title")]
+    assert titles == ["why does the cache miss?", "split the cache by tenant"]
+
+
+def test_only_aiders_start_up_block_pasted_back_is_set_aside(tmp_path: Path) -> None:
+    [session] = sessions(
+        tmp_path,
+        "> Aider v0.86.1\n> Main model: sonnet with diff edit format\n> Git repo: .git\n\n"
+        "#### /run pytest\n\n> FAILED tests/test_cache.py::test_expiry\n\n"
+        "#### Aider v0.86.1\n\nHello.\n\n"
+        "#### FAILED tests/test_cache.py::test_expiry\n\nFixing.\n\n> Applied edit to cache.py\n\n",
+    )
+    asked = [r.text for e in [session] for r in e.events if hasattr(r, "text")]
+    assert asked == ["FAILED tests/test_cache.py::test_expiry"]

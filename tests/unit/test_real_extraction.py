@@ -270,3 +270,22 @@ def test_a_copy_is_read_like_the_original(tmp_path: Path) -> None:
     assert [d.payload["lines"] for d in session_digests(copy, "aider")] == [
         d.payload["lines"] for d in aider(FLASK)
     ]
+
+
+def test_a_home_directory_that_holds_a_repository_keeps_it_where_git_commits(
+    tmp_path: Path,
+) -> None:
+    # the work moved to a dotfiles repository kept in the home directory: edits in `~/.config`,
+    # then the commit on line 28
+    workspace = "/Users/himankdave/conductor/workspaces/trivivo/worcester"
+    path = transcript(tmp_path, WORCESTER)
+    text = path.read_text().replace(f"{workspace}/auth/", "/Users/himankdave/.config/auth/")
+    path.write_text(text.replace(workspace, "/Users/himankdave"))
+    [digest] = session_digests(path, "claude-code")
+    assert digest.payload["project_path"] == "/Users/himankdave"
+    # no commit git made: the home directory is no project
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records[28]["message"]["content"][0]["is_error"] = True
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    [digest] = session_digests(path, "claude-code")
+    assert digest.payload["project_path"] is None

@@ -244,13 +244,13 @@ def test_aiders_prompt_copied_before_a_request_or_a_command_is_left_out() -> Non
 
 
 ROSTER = "aider/abhi55gp__AI-Augmented-assessment/aider.chat.history.md"
-SHIPPED_SIMILARITY = load_settings(CONFIG).importers.same_task_similarity
+ASKED_AGAIN = load_settings(CONFIG).importers.asked_again_similarity
 
 
 def test_the_same_request_asked_again_after_each_attempt_is_one_task() -> None:
     # "fix AxiosError in node_modules" four times, each answered by a commit worded otherwise
     [session] = aider(ROSTER)
-    again = {t.line: t for t in session.tasks(SHIPPED_SIMILARITY)}
+    again = {t.line: t for t in session.tasks(ASKED_AGAIN)}
     attempts = [3659, 3701, 3732, 3763]
     assert all(
         _lines(ROSTER)[n - 1].startswith("#### fix AxiosError in node_modules") for n in attempts

@@ -134,9 +134,10 @@ def run_in_transaction(
     """Run `work` in one transaction, again from the start if PostgreSQL reports a deadlock or a
     serialization failure (another daemon touched the same rows in another order).
 
-    `idempotent`: also again when the connection dropped under it (the server restarted, an
-    operator terminated it). Only for work that may safely land twice: a drop during COMMIT
-    leaves unknown whether the first attempt landed."""
+    `idempotent`: also again, on a fresh connection, when the one it ran on was terminated
+    under it (an operator or the server ended that backend). Only for work that may safely land
+    twice: a drop during COMMIT leaves unknown whether the first attempt landed. A server that
+    refuses connections is not waited for."""
     for attempt in range(1, attempts + 1):
         try:
             with transaction(factory) as session:

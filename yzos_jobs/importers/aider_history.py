@@ -35,6 +35,7 @@ the history was moved: see `SessionRepository.moved_root`).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -70,8 +71,29 @@ OLD_COMMIT = re.compile(r"^([0-9a-f]{7,40}) (.+)$")
 GIT_REPO = re.compile(r"^Git repo: (.+?)(?: with [\d,]+ files)?$")
 CUR_DIR = re.compile(r"^Cur working dir: (.+)$")
 WORK_DIR = re.compile(r"^Git working dir: (.+)$")
-# aider offers to create a repository where it runs when there is none, and says where it did.
-CREATED_REPO = re.compile(r"^Git repository created in (.+)$")
+# aider offers to create a repository where it runs when there is none, and says where it did
+# (an absolute path; the first versions said "in the current working directory.").
+CREATED_REPO = re.compile(r"^Git repository created in ((?:[A-Za-z]:[\\/]|/|\\\\).+)$")
+# aider's options whose value is a file other than one to edit: a path after them says nothing
+# of the repository.
+FILE_OPTIONS = frozenset(
+    {
+        "--read",
+        "--config",
+        "-c",
+        "--env-file",
+        "--chat-history-file",
+        "--input-history-file",
+        "--llm-history-file",
+        "--load",
+        "--model-settings-file",
+        "--model-metadata-file",
+        "--aiderignore",
+        "--analytics-log",
+    }
+)
+# The prompt aider shows (`> `, `ask> `, `architect> `, `multi> `), copied with what was typed.
+PROMPT = re.compile(r"^(?:(?:ask|code|architect|context|help)(?:\s+multi)?|multi)?> ")
 ADDED = re.compile(r"^Added (.+?) to the chat(?: \(read-only\))?\.?$")
 APPLIED = re.compile(r"^Applied edit to (.+)$")
 SNAPSHOT = re.compile(r"^Committing .+ before applying edits\.?$")
@@ -103,7 +125,7 @@ MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is n
 REQUEST_CHARS = 2000  # of a request's text kept in memory
 IDENTITY_BYTES = 4096
 MAX_PATHS = 20  # file names kept per /add as evidence of the repository
-PRINTED_LINES = 4096  # distinct lines of aider's output remembered per session
+PRINTED_LINES = 256  # distinct lines of aider's start-up block remembered per session
 
 
 @dataclass
@@ -279,9 +301,8 @@ class AiderSession:
     _last_request: str | None = None
     _ask_mode: bool = False  # requests are sent in ask mode (`/ask`, `/chat-mode ask`)
     _files: set[str] = field(default_factory=set)
-    # Hashes of the lines aider printed in the session (at most PRINTED_LINES): a message made
-    # only of them is aider's own output pasted back at the prompt (its start-up block, a
-    # command's output), not a request.
+    # Hashes of the lines aider printed when it started (at most PRINTED_LINES): a message made
+    # only of them is aider's start-up block pasted back at the prompt, not a request.
     _printed: set[int] = field(default_factory=set)
 
     # --- identity --------------------------------------------------------------------------
@@ -355,16 +376,21 @@ class AiderSession:
         return None
 
     def _tool_line(self, line: int, at: int, text: str) -> None:
-        if len(self._printed) < PRINTED_LINES:
-            self._printed.add(hash(text))
+        if not self._identity_done and len(self._printed) < PRINTED_LINES:
+            self._printed.add(hash(text))  # the start-up block: it ends the identity bytes
         r = self.repository
         kind = "other"
         if r.command is None and COMMAND_LINE.search(text):
             r.command = text
             self._ask_mode = bool(ASK_FLAG.search(text))
-            # files named on the command line by their absolute path, as `/add` would name them
-            for token in text.split()[1:]:
-                if repo.is_absolute(token) and len(r.given_paths) < MAX_PATHS:
+            # files to edit named on the command line by their absolute path, as `/add` would
+            # name them; not the value of an option naming some other file (`--read`, `--config`)
+            tokens = text.split()
+            for before, token in itertools.pairwise(tokens):
+                token = token.strip("\"'")
+                if before in FILE_OPTIONS or not repo.is_absolute(token):
+                    continue
+                if len(r.given_paths) < MAX_PATHS:
                     r.given_paths.append(token)
         elif m := GIT_REPO.match(text):
             r.git_repo = r.git_repo or m.group(1).strip()
@@ -428,8 +454,8 @@ class AiderSession:
         if self.old_format:
             texts = [t[1:].strip() if t.startswith(">") else t for t in texts]
         text = "\n".join(texts).strip()
-        if text.startswith("> ") and not self.old_format:
-            text = text[2:].lstrip()  # aider's own prompt, copied with what was typed after it
+        if not self.old_format and (prompt := PROMPT.match(text)):
+            text = text[prompt.end() :].lstrip()  # aider's prompt, copied with what followed it
         reply, self._reply = self._reply, None
         self._last_tool = ""
         if not text:
@@ -462,7 +488,7 @@ class AiderSession:
         elif any(t.startswith("█") for t in texts) and any(t[:1] in "│⋮" for t in texts if t):
             return  # the prompt aider writes in watch-files mode
         elif all(hash(t) in self._printed for t in texts if t):
-            return  # aider's own output, pasted back
+            return  # aider's start-up block, pasted back
         if reply is not None and collapse(texts_first(text), 200) == reply:
             return  # the architect's reply, logged again for the editor model
         if reply is None and text == self._last_request:

@@ -336,8 +336,8 @@ class FileImporter:
         held = {s.source_id for s in triaged}
         self.open_tasks.load(db, list(dict.fromkeys(s.project_path for s in sessions)))
         same_work = self.open_tasks.same_work
-        again = self.ctx.settings.importers.same_task_similarity
-        rows = [(s, c) for s in sessions for c in s.candidates(self.limit, same_work, again)]
+        asked_again = self.ctx.settings.importers.asked_again_similarity
+        rows = [(s, c) for s in sessions for c in s.candidates(self.limit, same_work, asked_again)]
 
         def insert(db: Session, items: Sequence[tuple[ClosedSession, NewCandidate]]) -> None:
             insert_candidates(db, [c for s, c in items if s.source_id in held], now, held=True)

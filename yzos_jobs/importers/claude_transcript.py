@@ -365,9 +365,13 @@ class TranscriptSession:
         if found is None or not repo.is_account_folder(found):
             return found
         # Started in the home directory or on the desktop: the work is in the folder there the
-        # session edited files in (a project it made or went into); with none, no project.
+        # session edited files in (a project it made or went into). With none, a commit made
+        # there says a repository is there after all (dotfiles kept in git); else no project.
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
-        return repo.folder_worked_in(found, edited)
+        worked_in = repo.folder_worked_in(found, edited)
+        if worked_in is None and any(isinstance(f.event, Commit) for f in self.facts):
+            return found
+        return worked_in
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""

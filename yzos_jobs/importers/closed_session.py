@@ -43,6 +43,7 @@ CONTEXT_REQUEST_CHARS = 400  # the request quoted in a candidate's context
 NEIGHBOURS = 2  # task titles in the project candidate's context
 IDLE_QUESTIONS_SHOWN = 8  # questions that led to nothing, in the project candidate's context
 FILES_SHOWN = 20  # files edited, in a task candidate's context
+ASKED_CHARS = 500  # of a request's text compared with the request before it
 
 LineKind = Literal["request", "commit", "file"]
 
@@ -177,33 +178,36 @@ class ClosedSession:
             data["source_id"] = self.source_id
         return data
 
-    def tasks(self, asked_again: float | None = None) -> list[WorkTask]:
+    def tasks(self, asked_again_similarity: float | None = None) -> list[WorkTask]:
         """The session's work items that are task candidates, in order (see `work_items`); an
         item named as an earlier one of the session is evidence of that one, and an item with
         nothing that names it (its requests too short: "continue", "yes") goes on with the
-        item before it. With `asked_again`, an item whose first request is at least that close
-        (`name_shingles`) to the first request of the item before it goes on with that item
-        too: the same thing asked again after an attempt at it ("fix the error in x.ts" after
-        each commit that did not fix it), however differently the commits were worded."""
+        item before it. With `asked_again_similarity`, an item whose first request's text is
+        at least that close (`name_shingles`, over its first ASKED_CHARS) to the text of the
+        first request of the item before it goes on with that item too: the same thing asked
+        again after an attempt at it ("fix the error in x.ts" after each commit that did not
+        fix it), however differently the commits were worded. The text, not the title: two
+        requests that open with the same pasted line ask for different things."""
         items, _ = self._work_items
         out: list[WorkTask] = []
         by_key: dict[str, WorkTask] = {}
         before: tuple[frozenset[str], WorkTask] | None = None  # the last item's request, task
         for item in items:
-            asked = shingles(item.requests[0].title) if item.requests else frozenset()
+            first = item.requests[0].text[:ASKED_CHARS] if item.requests else ""
+            asked = shingles(first)
             if (
-                asked_again is not None
+                asked_again_similarity is not None
                 and before is not None
-                and similarity(asked, before[0]) >= asked_again
+                and similarity(asked, before[0]) >= asked_again_similarity
             ):
                 before[1].evidence.append(item)
                 before = (asked, before[1])
                 continue
             named = item.name(is_candidate_title)
             if named is None:
-                if out:
-                    out[-1].evidence.append(item)
-                    before = (asked, out[-1])
+                if before is not None:
+                    before[1].evidence.append(item)
+                    before = (asked, before[1])
                 continue
             line, title, event = named
             title = bounded_title(title)
@@ -227,12 +231,15 @@ class ClosedSession:
         return work_items(self.events)
 
     def candidates(
-        self, limit: int, same_work: SameWork | None = None, asked_again: float | None = None
+        self,
+        limit: int,
+        same_work: SameWork | None = None,
+        asked_again_similarity: float | None = None,
     ) -> list[NewCandidate]:
         """The project and the task candidates, each with the context the judge reads.
         `same_work(project_path, title)`: the name of an open task of the project this work
-        continues, or None; such a work item is a sighting of that task. `asked_again`: see
-        `tasks`."""
+        continues, or None; such a work item is a sighting of that task.
+        `asked_again_similarity`: see `tasks`."""
         rows: list[NewCandidate] = []
         if self.segment > 1 and not self.events:
             return rows  # only time passed: the session's end moves, nothing new to judge
@@ -258,7 +265,7 @@ class ClosedSession:
                 )
             )
 
-        tasks = self.tasks(asked_again)
+        tasks = self.tasks(asked_again_similarity)
         if self.project:
             titles = [t.title for t in tasks[: NEIGHBOURS * 2]]
             asked = [

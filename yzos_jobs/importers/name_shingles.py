@@ -20,6 +20,7 @@ def shingles(name: str) -> frozenset[str]:
 
 
 def similarity(a: frozenset[str], b: frozenset[str]) -> float:
+    """The Jaccard similarity of two shingle sets: 0 when either is empty."""
     if not a or not b:
         return 0.0
     return len(a & b) / len(a | b)

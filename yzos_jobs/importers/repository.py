@@ -206,13 +206,22 @@ def is_account_folder(path: str) -> bool:
 
 
 def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
-    """The folder directly inside `cwd` that most of the edited files (absolute paths) are in,
-    hidden folders (a tool's own, such as `~/.claude/plans`) left out; None when no edit is in
-    one."""
+    """The folder inside `cwd` the session's edits (absolute paths) are in: the folder directly
+    inside it most edits fall in, hidden folders (a tool's own, such as `~/.claude/plans`) left
+    out, and below that again while it is itself an account folder (`~/Desktop/app` from `~`);
+    None when no edit is in one."""
+    folder = _busiest_folder(cwd, edited)
+    while folder is not None and is_account_folder(folder):
+        folder = _busiest_folder(folder, edited)
+    return folder
+
+
+def _busiest_folder(cwd: str, edited: list[str]) -> str | None:
+    """The folder directly inside `cwd` that the most edits are in, or None."""
     windows = is_windows(cwd)
 
     def key(names: list[str]) -> list[str]:
-        return [n.casefold() for n in names] if windows else names  # `c:\users` is `C:\Users`
+        return [n.casefold() for n in names] if windows else names  # `c:\\users` is `C:\\Users`
 
     base = key(segments(cwd))
     counts: dict[str, int] = {}
