@@ -193,8 +193,9 @@ class ClosedSession:
         by_key: dict[str, WorkTask] = {}
         before: tuple[frozenset[str], WorkTask] | None = None  # the last item's request, task
         for item in items:
-            first = item.requests[0].text[:ASKED_CHARS] if item.requests else ""
-            asked = shingles(first)
+            asked = frozenset[str]()
+            if asked_again_similarity is not None and item.requests:
+                asked = shingles(item.requests[0].text[:ASKED_CHARS])
             if (
                 asked_again_similarity is not None
                 and before is not None
