@@ -26,9 +26,9 @@ from yzos_jobs.importers.claude_transcript import (
     confirmed_commit,
     transcript_sessions,
 )
-from yzos_jobs.importers.closed_session import ClosedSession, bounded_title
+from yzos_jobs.importers.closed_session import ClosedSession, bounded_title, is_candidate_title
 from yzos_jobs.importers.same_work import OpenTaskNames
-from yzos_jobs.importers.session_events import Request
+from yzos_jobs.importers.session_events import Commit, Request, split_prefix
 
 CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
 PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"
@@ -39,6 +39,9 @@ TAN_MAPPER = (
     "claude-code/-Users-kakarot-Self-Sandbox-tan-mapper-app/"
     "5d7c9274-0da6-40ed-a362-4f1e9e9e422a.jsonl"
 )
+ASSESSMENT = "aider/abhi55gp__AI-Augmented-assessment/aider.chat.history.md"
+BHAVANA = "claude-code/-home-rizqymohammadz/dc7128ad-e5e3-4f3d-871e-d5e65a807546.jsonl"
+RANDOM_PAGE = "claude-code/-home-da-akerud-random/a263b894-c8c2-44af-8845-663362b5a201.jsonl"
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
 
 
@@ -100,9 +103,21 @@ def test_past_the_last_commit_each_request_leads_its_own_run_of_edits() -> None:
         (3, [3]),
         (57, [57]),
     ]
-    # with commits, the requests and edits before a commit lead to it
-    [tracked] = [t for s in claude(COMMITS) for t in s.tasks() if t.line == 103]
-    assert [r.line for r in tracked.item.requests] == [71, 92]
+
+
+def test_claude_code_ends_a_run_of_edits_at_the_next_request_though_a_commit_follows() -> None:
+    # a pixel-art page, sound effects, then an MIT licence, committed together at the end: Claude
+    # Code commits when asked, so each request that led to edits is a work item of its own
+    [session] = claude(RANDOM_PAGE)
+    items = [[r.line for r in t.item.requests] for t in session.tasks()]
+    assert items[:3] == [[3], [18], [40, 46]]  # 40 is a question ("do we need a Dockerfile?")
+    # the commit closes the item it follows (the request to commit it)
+    [committed] = [t for t in session.tasks() if t.item.commits]
+    assert [r.line for r in committed.item.requests] == [55]
+    # aider commits its edits as it applies them, or its user commits a selection: four
+    # requests, each followed by edits, lead to the one commit of the "Load More" button
+    [more] = [t for s in aider(ASSESSMENT) for t in s.tasks() if t.line == 1770]
+    assert [r.line for r in more.item.requests] == [1649, 1683, 1717, 1751]
 
 
 def test_a_request_typed_beside_an_opened_file_is_a_request() -> None:
@@ -141,8 +156,10 @@ def test_one_work_item_continued_in_a_second_session_is_one_task() -> None:
 
 
 def test_claude_code_commits_name_their_work_items() -> None:
-    tasks = [t for s in claude(COMMITS) for t in s.tasks()]
-    assert tasks and all(t.event.__class__.__name__ == "Commit" for t in tasks)
+    sessions = claude(COMMITS)
+    titles = {t.title for s in sessions for t in s.tasks()}
+    subjects = [e.subject for s in sessions for e in s.events if isinstance(e, Commit)]
+    assert len(subjects) == 6 and all(split_prefix(c)[1] in titles for c in subjects)
 
 
 def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path) -> None:
@@ -151,6 +168,23 @@ def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path)
     text = f'Rename the check "{request.text}"'  # a real request, quoted past the bound
     title = bounded_title(text)
     assert title == "Rename the check…"
+
+
+def test_a_quotation_cut_at_the_bound_with_one_word_before_it_keeps_its_words() -> None:
+    # `claude "/roast-my-product Bhavana is …"` typed at the prompt, past the bound
+    [session] = claude(BHAVANA)
+    [roast] = [e for e in session.events if isinstance(e, Request) and e.line == 63]
+    assert roast.title.startswith("claude /roast-my-product Bhavana is a Solana dApp")
+    assert roast.title.endswith("…") and '"' not in roast.title
+    assert is_candidate_title(roast.title)
+
+
+def test_a_request_opening_with_a_greeting_is_named_by_its_next_line() -> None:
+    [session] = claude(RANDOM_PAGE)
+    [first] = [e for e in session.events if isinstance(e, Request) and e.line == 3]
+    assert first.text.startswith("hi!\n")
+    assert first.title == 'were in a new folder called "random"'
+    assert session.tasks()[0].title == first.title
 
 
 CAREER_OS = "aider/djha786543-gif__career-os-v2/backend/.aider.chat.history.md"

@@ -44,6 +44,7 @@ NEIGHBOURS = 2  # task titles in the project candidate's context
 IDLE_QUESTIONS_SHOWN = 8  # questions that led to nothing, in the project candidate's context
 FILES_SHOWN = 20  # files edited, in a task candidate's context
 ASKED_CHARS = 500  # of a request's text compared with the request before it
+GREETING_LINES = 2  # a request's lines among which the first with two word units names it
 
 LineKind = Literal["request", "commit", "file"]
 
@@ -83,7 +84,8 @@ _QUOTES = {'"': '"', "“": "”", "„": "“", "«": "»", "「": "」", "『"
 
 def bounded_title(text: str) -> str:
     """A title at most TITLE_CHARS long; one cut at the bound inside a quotation drops the quote
-    left open (and what follows it), so a name never ends in an unbalanced quote."""
+    left open (and what follows it, where two word units come before it), so a name never ends
+    in an unbalanced quote."""
     title = collapse(text, TITLE_CHARS)
     if not title.endswith("…"):
         return title
@@ -99,7 +101,11 @@ def bounded_title(text: str) -> str:
     if open_at is None:
         return title
     kept = body[:open_at].rstrip(" ,:;-–—(")
-    return kept + "…" if kept else title
+    if word_units(kept) >= 2:
+        return kept + "…"
+    # Too little before the quotation to name anything (`claude "/review …`): the quotation is
+    # the name, its open quote left out.
+    return (body[:open_at] + body[open_at + 1 :]).strip() + "…"
 
 
 def title_of(text: str, plan: str | None = None) -> str:
@@ -114,7 +120,10 @@ def title_of(text: str, plan: str | None = None) -> str:
         for line in lines[1:4]:
             if m := _HEADING.match(line):
                 return bounded_title(m.group(1))
-    return bounded_title(lines[0]) if lines else ""
+    # A greeting on a line of its own ("hi!", "Hello,") names nothing: the first line that has
+    # two word units does, among the first few.
+    named = next((line for line in lines[:GREETING_LINES] if word_units(line) >= 2), None)
+    return bounded_title(named or lines[0]) if lines else ""
 
 
 def has_words(text: str) -> bool:
@@ -229,7 +238,7 @@ class ClosedSession:
     @cached_property
     def _work_items(self) -> tuple[list[WorkItem], list[Request]]:
         """The events cut into work items, once: both the tasks and the questions read them."""
-        return work_items(self.events)
+        return work_items(self.events, runs_end_at_request=self.source == "claude_code")
 
     def candidates(
         self,

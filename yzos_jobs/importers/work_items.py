@@ -5,6 +5,12 @@ them, lead to it. A commit that follows another with no request between them is 
 its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
 steps), with no request. Past the session's last commit (or in a session that never commits), a
 run of applied edits ends at the next request: the requests that led to it are one work item.
+Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a run of edits ends at
+the next request wherever it is: a person asks for one thing after another and then for a commit
+of them all, and each thing asked is a work item (the commit names the item it closes). Aider
+commits each reply's edits as it applies them, and where auto-commits are off its user's own
+commit gathers what the requests before it were for; on the tuning corpus the same cut there made
+ten more tasks and found no item more.
 Requests after which nothing was edited or committed are work asked for and never carried out
 (the model unreachable, the session interrupted, the history ending): together, one work item.
 A question among them (`Request.question`) belongs to no work item: it is evidence of the
@@ -55,8 +61,11 @@ class WorkItem:
         return sorted({e.line for e in [*self.requests, *self.commits]})
 
 
-def work_items(events: Sequence[Event]) -> tuple[list[WorkItem], list[Request]]:
-    """(work items, questions that led to nothing) of a session's events, in order."""
+def work_items(
+    events: Sequence[Event], runs_end_at_request: bool = False
+) -> tuple[list[WorkItem], list[Request]]:
+    """(work items, questions that led to nothing) of a session's events, in order.
+    `runs_end_at_request`: a run of edits ends at the next request before a commit too."""
     items: list[WorkItem] = []
     idle: list[Request] = []
     current = WorkItem()
@@ -75,9 +84,11 @@ def work_items(events: Sequence[Event]) -> tuple[list[WorkItem], list[Request]]:
         current, committed = WorkItem(), False
 
     # Edits lead to the next commit; past the last one, a run of edits ends at the next request.
-    last_commit = max(
-        (i for i, e in enumerate(events) if isinstance(e, Commit) and e.work), default=-1
-    )
+    last_commit = -1
+    if not runs_end_at_request:
+        last_commit = max(
+            (i for i, e in enumerate(events) if isinstance(e, Commit) and e.work), default=-1
+        )
     for at, e in enumerate(events):
         if isinstance(e, Request):
             if committed or (current.edited and at > last_commit):
