@@ -9,8 +9,9 @@ Structure only decides what a candidate is:
   request. Its other requests, commits and files are its evidence (the candidate's context); a
   question after which nothing was edited or committed is evidence of the session (the project
   candidate's context).
-- A request's title is its first line, or the heading of a plan it hands over ("Implement the
-  following plan:" then `# Plan: …`).
+- A request's title is its first line (the second where the first is a greeting too short to
+  name anything), or the heading of a plan it hands over ("Implement the following plan:" then
+  `# Plan: …`).
 - A title needs two word units (a script written without spaces counts each of its characters)
   and must not be structural noise; a title the session repeats is one candidate, and a title
   close to an open task of the project is a sighting of that task (`same_work`). Whether it is
@@ -110,7 +111,8 @@ def bounded_title(text: str) -> str:
 
 def title_of(text: str, plan: str | None = None) -> str:
     """A request's title: the first heading of the plan it hands over (`plan`, or a heading
-    within the few lines after a first line that ends with ':'), else its first non-empty line."""
+    within the few lines after a first line that ends with ':'), else its first non-empty line
+    that has two word units among the first GREETING_LINES, else its first."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if plan:
         for line in plan.splitlines():
@@ -120,8 +122,7 @@ def title_of(text: str, plan: str | None = None) -> str:
         for line in lines[1:4]:
             if m := _HEADING.match(line):
                 return bounded_title(m.group(1))
-    # A greeting on a line of its own ("hi!", "Hello,") names nothing: the first line that has
-    # two word units does, among the first few.
+    # A greeting on a line of its own ("hi!", "Hello,") names nothing: the line after it does.
     named = next((line for line in lines[:GREETING_LINES] if word_units(line) >= 2), None)
     return bounded_title(named or lines[0]) if lines else ""
 

@@ -83,7 +83,8 @@ def work_items(
                 items.append(WorkItem(requests=asked, files=current.files))
         current, committed = WorkItem(), False
 
-    # Edits lead to the next commit; past the last one, a run of edits ends at the next request.
+    # Edits lead to the next commit; past the last one (or where runs end at requests: anywhere),
+    # a run of edits ends at the next request.
     last_commit = -1
     if not runs_end_at_request:
         last_commit = max(
