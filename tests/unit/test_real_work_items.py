@@ -26,7 +26,12 @@ from yzos_jobs.importers.claude_transcript import (
     confirmed_commit,
     transcript_sessions,
 )
-from yzos_jobs.importers.closed_session import ClosedSession, bounded_title, is_candidate_title
+from yzos_jobs.importers.closed_session import (
+    ClosedSession,
+    bounded_title,
+    is_candidate_title,
+    title_of,
+)
 from yzos_jobs.importers.same_work import OpenTaskNames
 from yzos_jobs.importers.session_events import Commit, Request, split_prefix
 
@@ -110,10 +115,18 @@ def test_claude_code_ends_a_run_of_edits_at_the_next_request_though_a_commit_fol
     # Code commits when asked, so each request that led to edits is a work item of its own
     [session] = claude(RANDOM_PAGE)
     items = [[r.line for r in t.item.requests] for t in session.tasks()]
-    assert items[:3] == [[3], [18], [40, 46]]  # 40 is a question ("do we need a Dockerfile?")
+    # 40 ("its just super beautiful / … do we need a Dockerfile?") led to no edit; the question
+    # after it (46, "can you make a LICENSE file with the MIT license?") did
+    assert items[:3] == [[3], [18], [40, 46]]
     # the commit closes the item it follows (the request to commit it)
     [committed] = [t for t in session.tasks() if t.item.commits]
     assert [r.line for r in committed.item.requests] == [55]
+    # a follow-up after a run of edits is cut from it too: the settings request (71) and "I
+    # rejected it by mistake. Add it again." (92) with the commit they lead to (103), labelled
+    # as one item, are two tasks; the price of the cut
+    [tracked] = [s for s in claude(COMMITS) if any(e.line == 103 for e in s.events)]
+    cut = {t.line: [r.line for r in t.item.requests] for t in tracked.tasks()}
+    assert cut[71] == [71] and cut[103] == [92]
     # aider commits its edits as it applies them, or its user commits a selection: four
     # requests, each followed by edits, lead to the one commit of the "Load More" button
     [more] = [t for s in aider(ASSESSMENT) for t in s.tasks() if t.line == 1770]
@@ -185,6 +198,11 @@ def test_a_request_opening_with_a_greeting_is_named_by_its_next_line() -> None:
     assert first.text.startswith("hi!\n")
     assert first.title == 'were in a new folder called "random"'
     assert session.tasks()[0].title == first.title
+    # only a greeting gives way: a one-word request keeps its first line ("continue" goes on
+    # with the work before it), and the line after a greeting says whether it is a question
+    assert title_of("continue\nError: no such table: users") == "continue"
+    assert title_of("Hello,\n# Plan: Cache the exchange rates") == "Plan: Cache the exchange rates"
+    assert Request(1, "hi!\nwhat does the retry loop do?", "").question
 
 
 CAREER_OS = "aider/djha786543-gif__career-os-v2/backend/.aider.chat.history.md"

@@ -9,8 +9,8 @@ Structure only decides what a candidate is:
   request. Its other requests, commits and files are its evidence (the candidate's context); a
   question after which nothing was edited or committed is evidence of the session (the project
   candidate's context).
-- A request's title is its first line (the second where the first is a greeting too short to
-  name anything), or the heading of a plan it hands over ("Implement the following plan:" then
+- A request's title is its first line (the next where the first is only a greeting: "hi!",
+  "Hello,"), or the heading of a plan it hands over ("Implement the following plan:" then
   `# Plan: …`).
 - A title needs two word units (a script written without spaces counts each of its characters)
   and must not be structural noise; a title the session repeats is one candidate, and a title
@@ -33,7 +33,14 @@ from typing import Any, Literal
 from yzos_jobs.db.queue import NewCandidate
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.name_shingles import shingles, similarity
-from yzos_jobs.importers.session_events import Commit, Event, FileTouched, Request, split_prefix
+from yzos_jobs.importers.session_events import (
+    Commit,
+    Event,
+    FileTouched,
+    Request,
+    naming_line,
+    split_prefix,
+)
 from yzos_jobs.importers.work_items import WorkItem, work_items
 from yzos_jobs.text import clean_text
 
@@ -45,7 +52,6 @@ NEIGHBOURS = 2  # task titles in the project candidate's context
 IDLE_QUESTIONS_SHOWN = 8  # questions that led to nothing, in the project candidate's context
 FILES_SHOWN = 20  # files edited, in a task candidate's context
 ASKED_CHARS = 500  # of a request's text compared with the request before it
-GREETING_LINES = 2  # a request's lines among which the first with two word units names it
 
 LineKind = Literal["request", "commit", "file"]
 
@@ -111,8 +117,8 @@ def bounded_title(text: str) -> str:
 
 def title_of(text: str, plan: str | None = None) -> str:
     """A request's title: the first heading of the plan it hands over (`plan`, or a heading
-    within the few lines after a first line that ends with ':'), else its first non-empty line
-    that has two word units among the first GREETING_LINES, else its first."""
+    within the few lines after a first line that ends with ':'), else its naming line (the first
+    non-empty one, or the next where the first is only a greeting: `naming_line`)."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if plan:
         for line in plan.splitlines():
@@ -122,9 +128,10 @@ def title_of(text: str, plan: str | None = None) -> str:
         for line in lines[1:4]:
             if m := _HEADING.match(line):
                 return bounded_title(m.group(1))
-    # A greeting on a line of its own ("hi!", "Hello,") names nothing: the line after it does.
-    named = next((line for line in lines[:GREETING_LINES] if word_units(line) >= 2), None)
-    return bounded_title(named or lines[0]) if lines else ""
+    named = naming_line(text)
+    if m := _HEADING.match(named):
+        named = m.group(1)  # "Hello,\n# Plan: X"
+    return bounded_title(named)
 
 
 def has_words(text: str) -> bool:

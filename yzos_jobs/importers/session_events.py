@@ -18,18 +18,32 @@ def split_prefix(subject: str) -> tuple[str | None, str]:
     return m.group(1) + (m.group(2) or ""), m.group(3).strip()
 
 
+# A greeting or an address alone on a request's first line: one word ending in "!" or ","
+# ("hi!", "Hello,", "สวัสดีครับ!"), with the request on the lines after it.
+_GREETING = re.compile(r"^\S+[!,！，、]$")
+
+
+def naming_line(text: str) -> str:
+    """The line of a request that names it: its first non-empty line, or the one after it where
+    the first is only a greeting."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:2]
+    if len(lines) == 2 and _GREETING.match(lines[0]):
+        return lines[1]
+    return lines[0] if lines else ""
+
+
 @dataclass(frozen=True)
 class Request:
     line: int  # the first line of the request (1-based line of the file)
-    text: str  # the request as typed (bounded): its first line names it, the rest is context
+    text: str  # the request as typed (bounded): its naming line names it, the rest is context
     title: str
     asked: bool = False  # sent in a mode that answers without editing (aider's `/ask`)
 
     @property
     def question(self) -> bool:
-        """Asked, not ordered: sent in ask mode, or its first line ends with a question mark."""
-        first = next((line for line in self.text.splitlines() if line.strip()), "")
-        return self.asked or first.rstrip().endswith(("?", "？"))
+        """Asked, not ordered: sent in ask mode, or the line naming it ends with a question
+        mark."""
+        return self.asked or naming_line(self.text).rstrip().endswith(("?", "？"))
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,7 @@ Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a r
 the next request wherever it is: a person asks for one thing after another and then for a commit
 of them all, and each thing asked is a work item (the commit names the item it closes). Aider
 commits each reply's edits as it applies them, and where auto-commits are off its user's own
-commit gathers what the requests before it were for; on the tuning corpus the same cut there made
-ten more tasks and found no item more.
+commit gathers what the requests before it were for (docs/extraction.md has the figures).
 Requests after which nothing was edited or committed are work asked for and never carried out
 (the model unreachable, the session interrupted, the history ending): together, one work item.
 A question among them (`Request.question`) belongs to no work item: it is evidence of the
@@ -62,7 +61,7 @@ class WorkItem:
 
 
 def work_items(
-    events: Sequence[Event], runs_end_at_request: bool = False
+    events: Sequence[Event], *, runs_end_at_request: bool = False
 ) -> tuple[list[WorkItem], list[Request]]:
     """(work items, questions that led to nothing) of a session's events, in order.
     `runs_end_at_request`: a run of edits ends at the next request before a commit too."""
