@@ -10,6 +10,7 @@ project, as is any other relative spelling of the same directory.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import lru_cache
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
@@ -224,7 +225,7 @@ def _busiest_folder(cwd: str, edited: list[str]) -> str | None:
         return [n.casefold() for n in names] if windows else names  # `c:\\users` is `C:\\Users`
 
     base = key(segments(cwd))
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
     for path in edited:
         if not is_absolute(path) or is_windows(path) != windows:
             continue
@@ -232,7 +233,6 @@ def _busiest_folder(cwd: str, edited: list[str]) -> str | None:
         if len(names) > len(base) + 1 and key(names[: len(base)]) == base:
             folder = names[len(base)]
             if not folder.startswith("."):
-                counts[folder] = counts.get(folder, 0) + 1
-    if not counts:
-        return None
-    return join(cwd, max(counts, key=lambda name: counts[name]))
+                counts[folder] += 1
+    busiest = counts.most_common(1)  # the first seen among equals
+    return join(cwd, busiest[0][0]) if busiest else None
