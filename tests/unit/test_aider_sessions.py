@@ -94,6 +94,31 @@ def test_many_edits_leave_room_for_the_names_that_place_the_root(tmp_path: Path)
     assert session.project_path == "/Users/me/code/proj"
 
 
+def test_a_moved_history_takes_the_repository_an_error_shows_not_a_librarys(
+    tmp_path: Path,
+) -> None:
+    # a Node stack pasted: the frame in node_modules names a file called like one aider edited,
+    # the app's own frame names where the repository is; the second session shows nothing
+    body = (
+        "> Git repo: .git with 40 files\n\n"
+        "#### fix this crash\n"
+        "#### TypeError: cannot read properties of undefined\n"
+        "####     at parse (/home/me/web/shop/node_modules/qs/lib/index.js:12:5)\n"
+        "####     at handler (/home/me/web/shop/lib/index.js:40:9)\n\n"
+        "> Applied edit to lib/index.js\n\n"
+        "# aider chat started at 2026-11-04 11:00:00\n\n"
+        "> Git repo: .git with 40 files\n\n#### add a health route\n\n"
+        "> Applied edit to lib/routes.js\n\n"
+    )
+    first, second = sessions(tmp_path, body, folder="committed-elsewhere")
+    assert first.project_path == second.project_path == "/home/me/web/shop"
+    # where a repository's `.git` sits beside the history, the history is at its root
+    (tmp_path / "committed-elsewhere" / ".git").mkdir()
+    assert sessions(tmp_path, body, folder="committed-elsewhere")[0].project_path == str(
+        tmp_path / "committed-elsewhere"
+    )
+
+
 def test_edits_after_a_request_too_short_to_name_go_on_with_the_last_work_item(
     tmp_path: Path,
 ) -> None:

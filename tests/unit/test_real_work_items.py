@@ -230,6 +230,27 @@ def test_a_moved_history_takes_the_repository_its_printed_paths_show(tmp_path: P
     assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}
 
 
+BHFARA = "aider/Arjo67-tech__black-hole-faraday-reconstruction-/.aider.chat.history.md"
+STOCK_MONITOR = "aider/SuperKMan__stock-monitor-ai/.aider.chat.history.md"
+
+
+def test_a_moved_history_takes_the_repository_its_read_only_files_show(tmp_path: Path) -> None:
+    # written in `/home/pc30/bhfara` (every session prints `Git repo: .git`) and committed as a
+    # repository of another name; later sessions add `/home/pc30/bhfara/coeffs.py` read-only, a
+    # file an earlier session edited as `coeffs.py`
+    history = history_at(tmp_path, BHFARA)
+    assert {s.project_path for s in history_sessions(history)} == {"/home/pc30/bhfara"}
+    (history.parent / ".git").mkdir()
+    assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}
+
+
+def test_a_moved_history_takes_the_repository_a_pasted_traceback_shows(tmp_path: Path) -> None:
+    # only a traceback the user pasted shows where it ran: `File "D:\Work_AI\ollama_fc\app.py",
+    # line 23`, and aider edited `app.py`; frames in the virtualenv's packages name no edited file
+    history = history_at(tmp_path, STOCK_MONITOR)
+    assert {s.project_path for s in history_sessions(history)} == {"D:\\Work_AI\\ollama_fc"}
+
+
 POCKETFLOW = "aider/BjornNordblom__pocketflow-text2sql-gui/.aider.chat.history.md"
 
 

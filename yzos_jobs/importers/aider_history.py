@@ -30,7 +30,7 @@ aider's output; the absolute path aider printed for a file it added to the chat.
 a relative `Git repo:` is resolved against where aider wrote the history (aider writes it at the
 repository's root unless `--chat-history-file` says otherwise): the directory that flag names,
 else the repository the file's own sessions show, else the history file's directory (unless
-the history was moved: see `SessionRepository.moved_root`).
+the history was moved: see `SessionRepository.moved_root` and `FileRoot`).
 """
 
 from __future__ import annotations
@@ -114,6 +114,14 @@ UNREADABLE = re.compile(r"^Unable to read (.+)$")
 # A path git tracks that aider could not map: an absolute path inside the repository.
 MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer exists)?$")
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
+# A file's absolute path in an error pasted at the prompt or printed: a Python traceback's `File
+# "/abs/app.py", line 3`, or `/abs/app.ts:3:5` (compilers, linters, Node's stack frames).
+ERROR_PATH = re.compile(
+    r"(?<![^\s(\"'`])((?:[A-Za-z]:)?[\\/][^\s\"'`():*?<>|]+)(?:\", line \d|:\d)"
+)
+ERROR_PLACE = re.compile(r"\", line \d|\.\w{1,8}:\d")  # cheaply: a line that may hold one
+LIBRARY_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
+READ_ONLY = re.compile(r"^Added (.+?) to read-only files\.?$")
 
 # `/run cd <directory> …` (or `/!`; `cd /d` on Windows): the directory a shell command ran in.
 RUN_CD = re.compile(
@@ -125,6 +133,7 @@ MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is n
 REQUEST_CHARS = 2000  # of a request's text kept in memory
 IDENTITY_BYTES = 4096
 MAX_PATHS = 20  # file names kept per /add as evidence of the repository
+FILE_PATHS = 200  # paths and names kept per file to find a moved history's repository
 PRINTED_LINES = 256  # distinct lines of aider's start-up block remembered per session
 
 
@@ -145,10 +154,24 @@ class SessionRepository:
     root_names: list[str] = field(default_factory=list)
     given_names: list[str] = field(default_factory=list)
     inside_paths: list[str] = field(default_factory=list)  # absolute, somewhere in the repository
+    # Absolute paths of files the session shows without working on them (added read-only, in
+    # an error pasted or printed): perhaps in the repository, perhaps elsewhere.
+    seen_paths: list[str] = field(default_factory=list)
     edited_names: list[str] = field(default_factory=list)  # as aider printed them: from the root
     # Absolute directories the user changed into in a `/run` command: the repository or a
     # folder in it, unless the command left it.
     run_dirs: list[str] = field(default_factory=list)
+
+    def see(self, path: str) -> None:
+        library = LIBRARY_FOLDERS.intersection(repo.segments(path))  # no repository's file
+        if len(self.seen_paths) < MAX_PATHS and path not in self.seen_paths and not library:
+            self.seen_paths.append(path)
+
+    def see_errors(self, text: str) -> None:
+        """The files an error in `text` names by their absolute path."""
+        if len(self.seen_paths) < MAX_PATHS:
+            for path in ERROR_PATH.findall(text):
+                self.see(path)
 
     @property
     def history_flag(self) -> str | None:
@@ -215,8 +238,10 @@ class SessionRepository:
         and the session printed absolute paths inside its repository that do not run through a
         folder of that name: then the history was moved (committed into another repository,
         or into a subfolder), and the repository is the one those paths show (the directory
-        holding the first of them). Without such paths, a directory the user changed into with
-        `/run cd …` shows it the same way (see `_root_above`)."""
+        holding the first of them). Without such paths, the directory under which a file the
+        session added read-only or an error names is a file it named from the root, then a
+        directory the user changed into with `/run cd …` (see `_root_above`), show it the same
+        way."""
         here = repo.normalise(str(history.parent))
         if (history.parent / ".git").exists():
             return here
@@ -226,6 +251,9 @@ class SessionRepository:
                 if folder in repo.segments(path)[:-1]:
                     return here  # the paths run through a folder of the history's own name
             return repo.join(self.inside_paths[0], "..")
+        seen = _prefix(self.seen_paths, self.root_names + self.edited_names)
+        if seen is not None:
+            return here if folder in repo.segments(seen) else seen
         if not self.run_dirs or self.git_repo is None or self.git_repo.lower() == "none":
             return here  # without git, a directory a command ran in says nothing of a repository
         for path in self.run_dirs:
@@ -418,6 +446,9 @@ class AiderSession:
         elif (m := MISSING_FROM_MAP.match(text)) and len(r.inside_paths) < MAX_PATHS:
             if repo.is_absolute(path := m.group(1).strip()):
                 r.inside_paths.append(path)
+        elif m := READ_ONLY.match(text):
+            if repo.is_absolute(path := m.group(1).strip()):
+                r.see(path)
         elif m := APPLIED.match(text):
             name = m.group(1).strip()
             self._touched(line, at, name, edited=True)
@@ -429,6 +460,8 @@ class AiderSession:
             if has_words(subject):
                 work = self._last_tool not in ("snapshot", "added")
                 self._event(at, Commit(line, m.group(1), subject, work))
+        elif ERROR_PLACE.search(text):
+            r.see_errors(text)  # an error aider printed (a lint, a command's output)
         found = None if r.git_path or text.startswith("Git repo:") else GIT_PATH.search(text)
         if found:
             r.git_path = found.group(1)
@@ -460,6 +493,8 @@ class AiderSession:
         self._last_tool = ""
         if not text:
             return
+        if ERROR_PLACE.search(text):
+            self.repository.see_errors(text)  # a traceback or a compiler's error, pasted
         head = text.splitlines()[0].strip()
         asked = self._ask_mode
         if head.startswith("/"):
@@ -573,7 +608,10 @@ class FileRoot:
     """What a history's own sessions show of the repository it was written in, found once,
     lazily, from the file's start: the first session that shows its repository and let aider
     place the history (at that repository's root), else the first that shows the history was
-    moved (`SessionRepository.moved_root`)."""
+    moved (`SessionRepository.moved_root`), else, where no `.git` sits beside the history, the
+    directory under which an absolute path one session showed is a file another session named
+    from the root (`coeffs.py` edited in one, `/home/me/proj/coeffs.py` added read-only or in a
+    traceback in another)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -599,14 +637,29 @@ class FileRoot:
         before = LinesBefore(self.path, 0)
         with open_regular(self.path) as fh:
             lines = read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
+            seen: dict[str, None] = {}  # ordered sets, as the file shows them
+            names: dict[str, None] = {}
             for session in read_sessions(lines, before, self.path, lambda err: None):
-                shown = session.repository.shown()
-                if shown is not None and session.repository.at_history_root:
+                r = session.repository
+                shown = r.shown()
+                if shown is not None and r.at_history_root:
                     self._shown = shown
                     return
-                if self._moved is None and session.repository.at_history_root:
-                    moved = session.repository.moved_root(self.path)
+                if self._moved is None and r.at_history_root:
+                    moved = r.moved_root(self.path)
                     self._moved = moved if moved != here else None
+                    for path in r.seen_paths + r.printed_paths + r.given_paths:
+                        if len(seen) < FILE_PATHS:
+                            seen.setdefault(path)
+                    for name in r.root_names + r.edited_names:
+                        if len(names) < FILE_PATHS:
+                            names.setdefault(name)
+        if self._moved is None and not (self.path.parent / ".git").exists():
+            # A file a session worked on, named from the root, whose absolute path another
+            # session showed (added read-only, in a traceback).
+            found = _prefix(list(seen), list(names))
+            if found is not None and self.path.parent.name not in repo.segments(found):
+                self._moved = found
 
 
 def closed_session(
