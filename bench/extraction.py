@@ -106,8 +106,10 @@ def at_rest(path: Path) -> None:
 
 
 def lay_out_aider(corpus: Path, source: str, root: Path) -> Path:
-    """aider/<owner>__<repo>/<path> → <root>/<repo>/<path>."""
-    _, owner_repo, inside = source.split("/", 2)
+    """aider/<owner>__<repo>/<path> → <root>/<repo>/<path>; a source laid out otherwise keeps
+    its path below its first folder."""
+    _, rest = source.split("/", 1) if "/" in source else ("", source)
+    owner_repo, _, inside = rest.partition("/")
     target = root / owner_repo.split("__", 1)[-1] / inside
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(corpus / source, target)
@@ -249,7 +251,7 @@ def report(name: str, tally: Tally) -> None:
         f"({tally.projects_right} of {tally.sessions} sessions; target >= 0.95)"
     )
     print(f"  B-cubed F1 of evidence lines {f1:.2f} (precision {p:.2f}, recall {r:.2f})")
-    if "held-out" not in name:  # held-out files are scored, never looked into
+    if "(tuning)" in name:  # the other splits' files are scored, never looked into
         for wrong in tally.wrong_projects:
             print(f"    wrong project: {wrong}")
 
@@ -304,7 +306,8 @@ def main() -> None:
                 db_url = f"sqlite:///{root / 'yzos.db'}"
                 import_cli(importer, path, db_url)
                 totals[split_of(rows[0])].add(measure_file(rows, db_url))
-            for split in ("tuning", "held-out"):
+            # tuning and held-out first, then any other split the labels name ("outside")
+            for split in ("tuning", "held-out", *sorted(set(totals) - {"tuning", "held-out"})):
                 report(f"{fmt} ({split})", totals[split])
         if args.no_speed:
             return
