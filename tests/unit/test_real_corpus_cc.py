@@ -25,8 +25,9 @@ LABEL_KEYS = {
     "persons",
     "split",
 }
-# A transcript is trimmed to its first whole lines (at most 400 KB); the clone stays small.
-CC_BUDGET_BYTES = 14_000_000
+# A transcript is trimmed to its first whole lines (most to 400 KB or less; two of the seventh
+# round keep the lines their labels rest on, 1 and 2.4 MB); the clone stays small.
+CC_BUDGET_BYTES = 18_000_000
 CC_MAX_FILES = 60
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000
@@ -57,14 +58,18 @@ def _app_fixtures() -> list[Path]:
 
 def _is_request(record: dict[str, Any]) -> bool:
     """A user turn a person typed, structurally: a user record that no flag marks as written by
-    Claude Code or a subagent, and that is not a tool result."""
+    Claude Code or a subagent, and that is not only a tool result (text typed while a tool ran
+    is written beside its result, in the same record)."""
     if record.get("type") != "user":
         return False
     if record.get("isMeta") or record.get("isSidechain") or record.get("isCompactSummary"):
         return False
     content = record.get("message", {}).get("content")
     if isinstance(content, list):
-        return not any(isinstance(p, dict) and p.get("type") == "tool_result" for p in content)
+        parts = [p for p in content if isinstance(p, dict)]
+        results = any(p.get("type") == "tool_result" for p in parts)
+        typed = any(p.get("type") == "text" and str(p.get("text", "")).strip() for p in parts)
+        return typed or not results
     return isinstance(content, str)
 
 
