@@ -206,6 +206,14 @@ def test_code_fences_and_reasoning_blocks_are_tolerated() -> None:
     assert result.kind == "app" and llm.calls == 1
 
 
+def test_a_json_reply_whose_strings_hold_fences_and_tags_is_read_as_it_is() -> None:
+    name = "Fix ```json {} ``` and <think>x</think> in the parser"
+    content = json.dumps(verdict("task", real=True, name=name))
+    with OpenAIDouble(lambda b: Raw(content)) as llm:
+        result = make_classifier(llm.base_url).classify(CURSOR)
+    assert result.kind == "task" and result.display_name == name
+
+
 def test_real_app_answer_is_forced_to_not_real() -> None:
     answer = {
         **verdict("app"),

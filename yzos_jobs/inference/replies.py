@@ -30,11 +30,14 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 def extract_json(text: str) -> Any:
-    """The first JSON object of a reply, past reasoning blocks and code fences."""
-    text = _THINK_BLOCK.sub("", text).strip()
-    fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1).strip()
+    """The first JSON object of a reply, past reasoning blocks and code fences. A reply that is
+    a JSON object is read as it is: its strings may hold fences and tags of their own (a task
+    named by a request that quotes code)."""
+    text = text.strip()
+    if not text.startswith("{"):
+        text = _THINK_BLOCK.sub("", text).strip()
+        if not text.startswith("{") and (fenced := _FENCE.search(text)):
+            text = fenced.group(1).strip()
     start = text.find("{")
     if start < 0:
         raise LlmInvalidOutput("reply holds no JSON object")
