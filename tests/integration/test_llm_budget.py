@@ -12,7 +12,12 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import update
 
-from tests.integration.test_session_triage import queue_session, rephrasing_session, triage_rows
+from tests.integration.test_session_triage import (
+    failing_triage,
+    queue_session,
+    rephrasing_session,
+    triage_rows,
+)
 from tests.support.cli import cli_env, spawn_cli
 from tests.support.daemons import write_config
 from tests.support.jobs import add_candidates, candidates, decisions, make_ctx
@@ -24,6 +29,7 @@ from yzos_jobs.entity.budget_rules import budget_day
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
 from yzos_jobs.testing import OpenAIDouble
+from yzos_jobs.testing.double import Cut, Raw
 
 PROMOTE = {"batch_size": 10, "max_attempts": 1}
 
@@ -115,6 +121,25 @@ def test_replies_without_usage_are_counted_as_unknown(db_url: str) -> None:
     assert (stats["llm_calls"], stats["unknown_usage_calls"], stats["prompt_tokens"]) == (3, 3, 0)
     assert "budget_spent" not in stats and stats["promoted"] == 3
     assert _today(ctx) == DayUsage(calls=3, unknown_usage_calls=3)
+
+
+@pytest.mark.parametrize(
+    "failure", [Cut('{"project": "yzos-core", "tasks": [{"title": "Fix'), Raw("not JSON")]
+)
+def test_a_triage_reply_cut_short_or_not_understood_still_spends_its_tokens(
+    db_url: str, failure: Cut | Raw
+) -> None:
+    with OpenAIDouble(failing_triage(failure)) as llm:
+        ctx = make_ctx(db_url, llm.base_url, llm={"daily_token_budget": 1})
+        queue_session(ctx, "s1", rephrasing_session()[:3])
+        stats = run_entity_promote(ctx)
+    # The session waits for its next attempt; the call it cost is on today's row all the same,
+    # and it spent the budget: the line-level verdicts do not start today.
+    assert stats["triage_retried"] == 1 and llm.calls == 1
+    today = _today(ctx)
+    assert today.calls == 1 and today.prompt_tokens > 0 and today.completion_tokens > 0
+    assert "token budget spent" in stats["budget_spent"]
+    assert [t.status for t in triage_rows(ctx)] == ["pending"]
 
 
 def test_a_spent_budget_leaves_closed_sessions_waiting_for_their_triage(db_url: str) -> None:

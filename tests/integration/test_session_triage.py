@@ -129,7 +129,7 @@ def test_a_later_session_naming_an_offered_open_task_adds_sightings_to_it(db_url
     assert sighting_count(ctx, login.id) == 11
 
 
-def _failing_triage(failure: Any) -> Any:
+def failing_triage(failure: Any) -> Any:
     def judge(body: dict[str, Any]) -> Any:
         return failure if session_of(body) is not None else accept_suggested(body)
 
@@ -141,7 +141,7 @@ def test_failed_triage_is_retried_then_the_line_level_path_takes_the_session(
 ) -> None:
     failures = [Raw("I cannot answer in JSON today."), Status(500), Hang(3.0)]
     for n, failure in enumerate(failures):
-        with OpenAIDouble(_failing_triage(failure)) as llm:
+        with OpenAIDouble(failing_triage(failure)) as llm:
             ctx = make_ctx(db_url, llm.base_url, llm={"timeout_s": 1.0}, triage={"max_attempts": 2})
             session = f"s{n}"
             queue_session(ctx, session, rephrasing_session()[:3])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from blake3 import blake3
@@ -247,7 +247,11 @@ def ask_triage(
         cfg.max_tokens,
         breaker,
     )
-    reply = parse_triage_text(completion.text, **contract)
+    try:
+        reply = parse_triage_text(completion.text, **contract)
+    except LlmInvalidOutput as exc:
+        exc.usage = replace(completion.usage, failures=1)  # the reply's tokens were spent
+        raise
     if cache is not None:
         cache.put_many(model, version, {key: reply.as_json()})
     return reply, completion.usage

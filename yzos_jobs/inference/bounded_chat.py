@@ -7,13 +7,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from yzos_jobs.inference import request_events
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.client import build_client, chat, constraint_params
 from yzos_jobs.inference.contract import ClassifierUsage, Completion, TokenCount
-from yzos_jobs.inference.errors import ClassifierError, LlmFailed, LlmInvalidOutput
+from yzos_jobs.inference.errors import ClassifierError, LlmFailed, LlmInvalidOutput, LlmTimeout
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.schema import Field
 from yzos_jobs.redact import mask_url_credentials
@@ -92,9 +93,9 @@ class BoundedChat:
         except Exception as exc:
             error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
             breaker.record(error)
-            request_events.request_done(
-                request_events.outcome_of(error), time.monotonic() - started
-            )
+            seconds = time.monotonic() - started
+            request_events.request_done(request_events.outcome_of(error), seconds)
+            error.usage = replace(_failed_usage(seconds, tokens, error), failures=1)
             raise error from None
         breaker.record(None)
         seconds = time.monotonic() - started
@@ -121,6 +122,16 @@ def _usage(seconds: float, tokens: TokenCount | None) -> ClassifierUsage:
         prompt_tokens=tokens.prompt,
         completion_tokens=tokens.completion,
     )
+
+
+def _failed_usage(
+    seconds: float, tokens: list[TokenCount | None], error: ClassifierError
+) -> ClassifierUsage:
+    """What a failed call cost: a reply (cut short) its tokens; a request that timed out tokens
+    unknown (the server may have spent them); one refused or failed otherwise, none."""
+    if tokens or isinstance(error, LlmTimeout):
+        return _usage(seconds, tokens[0] if tokens else None)
+    return _usage(seconds, TokenCount(0, 0))
 
 
 def unexpected(exc: Exception) -> LlmFailed:

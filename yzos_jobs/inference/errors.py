@@ -1,8 +1,19 @@
 """Typed classifier failures; each call site decides what a failure means."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from yzos_jobs.inference.contract import ClassifierUsage
+
 
 class ClassifierError(Exception):
-    """The classifier could not produce a verdict."""
+    """The classifier could not produce a verdict. `usage` is what the failed call cost where
+    one was made: a reply cut short or not understood spent its tokens all the same, and they
+    count toward the day's budget."""
+
+    usage: ClassifierUsage | None = None
 
 
 class LlmFailed(ClassifierError):

@@ -138,7 +138,8 @@ def _judge(
         try:
             reply, usage = _ask(ctx, t)
         except ClassifierError as exc:
-            return None, ClassifierUsage(llm_calls=1, failures=1), f"triage call: {exc}"
+            # What the call cost (none where no call was made: the circuit was open)
+            return None, exc.usage or ClassifierUsage(), f"triage call: {exc}"
         proposals = _proposals_from_reply(reply, t.payload)
     else:
         proposals = _proposals_from_record(t.payload, ctx.settings.triage.max_tasks)
