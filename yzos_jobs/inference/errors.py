@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from yzos_jobs.inference.contract import ClassifierUsage
+from yzos_jobs.counters import Counters
 
 
 class ClassifierError(Exception):
     """The classifier could not produce a verdict. `usage` is what the failed call cost where
     one was made: a reply cut short or not understood spent its tokens all the same, and they
-    count toward the day's budget."""
+    count toward the day's budget (a `ClassifierUsage`, which this module cannot name: the
+    contract names these errors)."""
 
-    usage: ClassifierUsage | None = None
+    usage: Counters | None = None
 
 
 class LlmFailed(ClassifierError):

@@ -139,7 +139,8 @@ def _judge(
             reply, usage = _ask(ctx, t)
         except ClassifierError as exc:
             # What the call cost (none where no call was made: the circuit was open)
-            return None, exc.usage or ClassifierUsage(), f"triage call: {exc}"
+            cost = exc.usage if isinstance(exc.usage, ClassifierUsage) else ClassifierUsage()
+            return None, cost, f"triage call: {exc}"
         proposals = _proposals_from_reply(reply, t.payload)
     else:
         proposals = _proposals_from_record(t.payload, ctx.settings.triage.max_tasks)
