@@ -19,7 +19,8 @@ gives (a `Fact`):
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names.
 - where the repository is: the record's `cwd`; and, when the cwd is a git worktree, its main
   repository where the transcript shows it (a `.git/worktrees/<name>` path in a command's output,
-  `<repo>/.claude/worktrees/<name>` as the cwd itself).
+  `<repo>/.claude/worktrees/<name>` as the cwd itself); and the folder each git command ran in,
+  so that a session that committed only somewhere else than where it started is placed there.
 """
 
 from __future__ import annotations
@@ -71,6 +72,14 @@ _PUSHED = re.compile(
     r"^\s*(?:[+ ]\s*)?(?:[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})|\* \[new branch\])\s+\S+\s+->\s+\S+",
     re.MULTILINE,
 )
+# `cd <folder> && …` (or `;`) opening a command, and `git -C <folder>`: where git ran.
+_CD_FIRST = re.compile(r"""^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*(?:&&|;)""")
+_GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
+# A git command that reads or writes the repository it runs in (not one that makes one, or only
+# reads the user's settings).
+_GIT_RUN = re.compile(
+    r"(?:^|[\s;&|(])git\s+(?!(?:clone|init|help|--version|--help)\b|config\s+--global\b)"
+)
 COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
 BODY_CHARS = 1000  # of a commit message's body kept as evidence
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -87,6 +96,7 @@ class Fact:
     cwd: str | None
     event: Event | None = None
     main_repository: str | None = None  # shown by a command's output
+    git_in: str | None = None  # the folder a git command (or this commit) ran in
 
 
 @dataclass
@@ -219,6 +229,17 @@ def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None
     return None
 
 
+def git_folder(command: str, cwd: str | None) -> str | None:
+    """The folder the git of a Bash command ran in: the one `git -C` names, else the one the
+    command changed into first, else the record's cwd (Claude Code writes the shell's)."""
+    folder = cwd
+    if m := _CD_FIRST.match(command):
+        folder = repo.resolve(m.group(1), cwd)
+    if m := _GIT_FOLDER.search(command):
+        folder = repo.resolve(m.group(1), folder)
+    return repo.normalise(folder) if folder else None
+
+
 def _result_text(part: dict[str, Any]) -> str:
     content = part.get("content")
     if isinstance(content, str):
@@ -304,6 +325,8 @@ class TranscriptReader:
             name = part.get("name")
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
+                if _GIT_RUN.search(command) and (folder := git_folder(command, base.cwd)):
+                    out.append(Fact(base.uuid, base.session_id, None, None, None, git_in=folder))
                 if _GIT_COMMIT.search(command) and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
@@ -344,7 +367,10 @@ class TranscriptReader:
             if not subject:
                 continue
             commit = Commit(call.line, sha, clean_text(subject, 1000) or subject, body=call.body)
-            out.append(Fact(call.uuid, call.session_id, call.line, call.at, call.cwd, commit))
+            where = git_folder(call.command, call.cwd)
+            out.append(
+                Fact(call.uuid, call.session_id, call.line, call.at, call.cwd, commit, None, where)
+            )
         return out
 
 
@@ -361,6 +387,7 @@ class TranscriptSession:
         if cwd is None:
             return None
         shown = next((f.main_repository for f in self.facts if f.main_repository), None)
+        cwd = self._committed_in(cwd) or cwd
         found = shown or repo.worktree_main(cwd) or repo.normalise(cwd)
         if found is None or not repo.is_account_folder(found):
             return found
@@ -372,6 +399,18 @@ class TranscriptSession:
         if worked_in is None and any(isinstance(f.event, Commit) for f in self.facts):
             return found
         return worked_in
+
+    def _committed_in(self, start: str) -> str | None:
+        """The folder every commit of the session ran in, where that is not the folder it started
+        in and no git command ran there: the session went into the repository it worked in,
+        from a folder that holds repositories or from beside it."""
+        folders = {f.git_in for f in self.facts if isinstance(f.event, Commit)}
+        if len(folders) != 1:
+            return None
+        folder, begun = folders.pop(), repo.normalise(start)
+        if folder is None or folder == begun or any(f.git_in == begun for f in self.facts):
+            return None
+        return folder
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""

@@ -206,6 +206,39 @@ def is_account_folder(path: str) -> bool:
     return False
 
 
+def home_of(path: str) -> str | None:
+    """The home directory `path` lies in (`/Users/<name>`, `/home/<name>`, `/root`,
+    `C:\\Users\\<name>`), or None: what `~` stood for in a shell there. (Under WSL's
+    `/mnt/c/Users/<name>`, `~` is the Linux home, which the path does not show.)"""
+    if not is_absolute(path):
+        return None
+    windows = is_windows(path)
+    names = segments(path)
+    folded = [n.casefold() for n in names] if windows else names
+    if not windows and folded[:1] == ["root"]:
+        return "/root"
+    for prefix in (("users",),) if windows else _HOMES[:2]:
+        n = len(prefix)
+        if len(names) > n and all(
+            p is None or p == q for p, q in zip(prefix, folded[:n], strict=True)
+        ):
+            cls = _flavour(path)
+            return str(cls(cls(path).anchor, *names[: n + 1]))
+    return None
+
+
+def resolve(path: str, cwd: str | None) -> str | None:
+    """A path typed in a shell whose working directory was `cwd`: absolute, `~`-relative or
+    relative to cwd; None where it cannot be told."""
+    text = path.strip().strip("\"'")
+    if text == "~" or text.startswith(("~/", "~\\")):
+        home = home_of(cwd) if cwd else None
+        return join(home, text[1:]) if home else None
+    if is_absolute(text):
+        return normalise(text)
+    return join(cwd, text) if cwd and is_absolute(cwd) else None
+
+
 def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
     """The folder inside `cwd` the session's edits (absolute paths) are in: the folder directly
     inside it most edits fall in, hidden folders (a tool's own, such as `~/.claude/plans`) left

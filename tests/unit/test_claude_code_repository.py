@@ -1,0 +1,126 @@
+"""Which repository a Claude Code session worked in when it went somewhere else than the folder
+it was started in: Claude Code writes each record's `cwd` (the shell's, after a `cd`), and git
+runs where the command took it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.corpus import REAL
+from yzos_jobs.importers import repository as repo
+from yzos_jobs.importers.claude_code import transcript_groups
+from yzos_jobs.importers.claude_transcript import git_folder, transcript_sessions
+
+OMARCHY = "claude-code/-home-vwestberg-Claude/2b8d60c5-358e-4b3a-b1fd-28e0a2221fd2.jsonl"
+DEX_EVENTS = (
+    "claude-code/-Users-shijie-Documents-Personal/da254fb0-10d6-4d61-a9e1-43b8455d4816.jsonl"
+)
+
+
+def _project(path: Path) -> str | None:
+    [group] = transcript_groups([path.resolve()])
+    [session] = transcript_sessions(group)
+    return session.project_path
+
+
+def test_a_session_that_made_a_repository_beside_its_folder_and_committed_there_works_in_it() -> (
+    None
+):
+    # cwd ~/Claude (no repository): `cd ~/omarchy-backup && git init`, then a commit there
+    assert _project(REAL / OMARCHY) == "/home/vwestberg/omarchy-backup"
+
+
+def test_a_session_started_in_a_folder_of_repositories_works_in_the_one_it_committed_in() -> None:
+    # cwd ~/Documents/Personal; `cd blockchain-dex-events`, every commit made there
+    assert _project(REAL / DEX_EVENTS) == "/Users/shijie/Documents/Personal/blockchain-dex-events"
+
+
+def _record(n: int, cwd: str, kind: str, content: Any) -> dict[str, Any]:
+    return {
+        "uuid": f"u{n}",
+        "sessionId": "s1",
+        "cwd": cwd,
+        "type": kind,
+        "message": {"role": kind, "content": content},
+        "timestamp": f"2026-11-04T10:00:{n:02d}Z",
+    }
+
+
+def _bash(n: int, cwd: str, command: str, output: str) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": f"t{n}", "name": "Bash", "input": {"command": command}}
+    result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": output}
+    return [_record(n, cwd, "assistant", [call]), _record(n + 1, cwd, "user", [result])]
+
+
+def _transcript(tmp_path: Path, *calls: tuple[str, str, str]) -> Path:
+    """A request, then each (cwd, command, output) as a Bash call and its result."""
+    records = [_record(0, calls[0][0], "user", "fix the build and commit it")]
+    for i, (cwd, command, output) in enumerate(calls):
+        records += _bash(2 * i + 1, cwd, command, output)
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+COMMITTED = "[main 1a2b3c4] Fix the build\n 1 file changed"
+
+
+def test_a_commit_made_in_a_subfolder_of_the_repository_it_started_in_leaves_it_there(
+    tmp_path: Path,
+) -> None:
+    root = "/home/me/code/shop"
+    path = _transcript(
+        tmp_path,
+        (root, "git status", "On branch main\nnothing to commit"),
+        (f"{root}/frontend", "cd frontend && npm run build", "built"),
+        (f"{root}/frontend", 'git commit -am "Fix the build"', COMMITTED),
+    )
+    assert _project(path) == root
+
+
+def test_git_run_in_the_start_folder_only_for_the_users_settings_does_not_hold_the_session(
+    tmp_path: Path,
+) -> None:
+    path = _transcript(
+        tmp_path,
+        ("/home/me/scratch", "git config --global user.name", "Me"),
+        ("/home/me/scratch", 'git -C ../tools commit -m "Fix the build"', COMMITTED),
+    )
+    assert _project(path) == "/home/me/tools"
+
+
+def test_commits_in_two_repositories_leave_the_session_where_it_started(tmp_path: Path) -> None:
+    path = _transcript(
+        tmp_path,
+        ("/home/me/work", 'cd api && git commit -m "Fix the build"', COMMITTED),
+        ("/home/me/work", 'cd web && git commit -m "Fix the build"', COMMITTED),
+    )
+    assert _project(path) == "/home/me/work"
+
+
+@pytest.mark.parametrize(
+    ("command", "cwd", "folder"),
+    [
+        ("git status", "/home/me/a", "/home/me/a"),
+        ("cd ~/b && git log", "/home/me/a", "/home/me/b"),
+        ("cd '/srv/my repo'; git add .", "/home/me/a", "/srv/my repo"),
+        ("git -C sub/x commit -m x", "/home/me/a", "/home/me/a/sub/x"),
+        ("cd .. && git -C c status", "/home/me/a", "/home/me/c"),
+        ("cd ~/b && git log", "/opt/ci", None),  # no home directory to read `~` from
+        ("cd ..\\lib && git status", "C:\\Users\\me\\dev\\app", "C:\\Users\\me\\dev\\lib"),
+    ],
+)
+def test_the_folder_git_ran_in(command: str, cwd: str, folder: str | None) -> None:
+    assert git_folder(command, cwd) == folder
+
+
+def test_home_of_a_path() -> None:
+    assert repo.home_of("/Users/ann/code/x") == "/Users/ann"
+    assert repo.home_of("C:\\Users\\Ann\\dev") == "C:\\Users\\Ann"
+    assert repo.home_of("/root/x") == "/root"
+    assert repo.home_of("/mnt/c/Users/ann/x") is None  # `~` there is the Linux home
+    assert repo.home_of("/srv/x") is None
