@@ -119,6 +119,62 @@ def test_a_moved_history_takes_the_repository_an_error_shows_not_a_librarys(
     )
 
 
+def _one_project(tmp_path: Path, body: str) -> str | None:
+    [session] = sessions(tmp_path, "> Git repo: .git with 9 files\n\n" + body, folder="moved")
+    return session.project_path
+
+
+def test_a_file_added_read_only_places_a_moved_history_only_with_support(tmp_path: Path) -> None:
+    # one file read from another project, called like the one edited: no repository shown
+    edited = "\n> Applied edit to app.py\n\n"
+    one = "> Added /home/me/old-app/app.py to read-only files.\n"
+    assert _one_project(tmp_path / "a", one + "#### port it" + edited) == str(tmp_path / "a/moved")
+    # two files that agree, or one named with its folder, do
+    two = one + "> Added /home/me/old-app/util.py to read-only files.\n"
+    body = two + "#### port it\n\n> Applied edit to app.py\n> Applied edit to util.py\n\n"
+    assert _one_project(tmp_path / "b", body) == "/home/me/old-app"
+    nested = "> Added /home/me/app/src/app.py to read-only files.\n\n#### port it\n\n"
+    assert (
+        _one_project(tmp_path / "c", nested + "> Applied edit to src/app.py\n\n") == "/home/me/app"
+    )
+
+
+def test_a_traceback_through_a_languages_own_files_places_nothing(tmp_path: Path) -> None:
+    frames = [
+        'File "/usr/lib/python3.11/http/server.py", line 3',
+        'File "/home/me/.pyenv/versions/3.11.4/lib/python3.11/logging/config.py", line 9',
+        "/home/me/go/pkg/mod/github.com/gin-gonic/gin@v1.9.1/server.go:174",
+        "/app/server.py:3",  # a container's folder, not a repository's
+    ]
+    for n, frame in enumerate(frames):
+        edits = "> Applied edit to server.py\n> Applied edit to config.py\n\n"
+        body = f"#### fix this\n#### {frame}\n\n{edits}"
+        where = tmp_path / str(n)
+        assert _one_project(where, body) == str(where / "moved"), frame
+
+
+def test_a_traceback_with_spaces_in_its_path_places_the_repository(tmp_path: Path) -> None:
+    frame = 'File "C:\\Users\\John Smith\\proj\\App.py", line 3, in <module>'
+    body = f"#### fix this\n#### {frame}\n\n> Applied edit to app.py\n\n"
+    assert _one_project(tmp_path, body) == "C:\\Users\\John Smith\\proj"
+
+
+def test_the_repository_most_of_the_edited_files_are_in_wins(tmp_path: Path) -> None:
+    # a frame in a dependency installed from its checkout, then the app's own frames
+    frames = (
+        "#### /home/me/libfoo/utils.py:3\n#### /home/me/real/app.py:9\n"
+        "#### /home/me/real/models.py:12\n\n"
+    )
+    edits = "> Applied edit to utils.py\n> Applied edit to app.py\n> Applied edit to models.py\n\n"
+    assert _one_project(tmp_path, "#### fix this\n" + frames + edits) == "/home/me/real"
+
+
+def test_without_git_an_error_elsewhere_moves_nothing(tmp_path: Path) -> None:
+    body = '> Git repo: none\n\n#### fix\n#### File "/srv/deploy/app/x.py", line 3\n\n'
+    [session] = sessions(tmp_path, body + "> Applied edit to x.py\n\n", folder="scratch")
+    assert session.project_path == str(tmp_path / "scratch")
+
+
 def test_edits_after_a_request_too_short_to_name_go_on_with_the_last_work_item(
     tmp_path: Path,
 ) -> None:

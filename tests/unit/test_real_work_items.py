@@ -246,7 +246,7 @@ def test_a_moved_history_takes_the_repository_its_read_only_files_show(tmp_path:
 
 def test_a_moved_history_takes_the_repository_a_pasted_traceback_shows(tmp_path: Path) -> None:
     # only a traceback the user pasted shows where it ran: `File "D:\Work_AI\ollama_fc\app.py",
-    # line 23`, and aider edited `app.py`; frames in the virtualenv's packages name no edited file
+    # line 23`, and aider edited `app.py`; frames in the virtualenv's site-packages are a library's
     history = history_at(tmp_path, STOCK_MONITOR)
     assert {s.project_path for s in history_sessions(history)} == {"D:\\Work_AI\\ollama_fc"}
 

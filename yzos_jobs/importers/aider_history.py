@@ -115,12 +115,13 @@ UNREADABLE = re.compile(r"^Unable to read (.+)$")
 MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer exists)?$")
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 # A file's absolute path in an error pasted at the prompt or printed: a Python traceback's `File
-# "/abs/app.py", line 3`, or `/abs/app.ts:3:5` (compilers, linters, Node's stack frames).
+# "/abs/my app.py", line 3` (the quoted path whole, spaces and all), or `/abs/app.ts:3:5`
+# (compilers, linters, Node's stack frames).
 ERROR_PATH = re.compile(
-    r"(?<![^\s(\"'`])((?:[A-Za-z]:)?[\\/][^\s\"'`():*?<>|]+)(?:\", line \d|:\d)"
+    r"File \"((?:[A-Za-z]:)?[\\/][^\"\n]+)\", line \d"
+    r"|(?<![^\s(\"'`])((?:[A-Za-z]:)?[\\/][^\s\"'`():*?<>|]+)(?:\", line \d|:\d)"
 )
-ERROR_PLACE = re.compile(r"\", line \d|\.\w{1,8}:\d")  # cheaply: a line that may hold one
-LIBRARY_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
+ERROR_HINT = re.compile(r"\", line \d|\.\w{1,8}:\d")  # cheaply: a text that may hold one
 READ_ONLY = re.compile(r"^Added (.+?) to read-only files\.?$")
 
 # `/run cd <directory> …` (or `/!`; `cd /d` on Windows): the directory a shell command ran in.
@@ -132,8 +133,8 @@ ASK_FLAG = re.compile(r"--chat-mode(?:=|\s+)ask\b")
 MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is no repository's
 REQUEST_CHARS = 2000  # of a request's text kept in memory
 IDENTITY_BYTES = 4096
-MAX_PATHS = 20  # file names kept per /add as evidence of the repository
-FILE_PATHS = 200  # paths and names kept per file to find a moved history's repository
+MAX_PATHS = 20  # file names kept per /add, and paths per kind, as evidence of the repository
+FILE_EVIDENCE_PATHS = 200  # paths and names kept per file to find a moved history's repository
 PRINTED_LINES = 256  # distinct lines of aider's start-up block remembered per session
 
 
@@ -154,24 +155,25 @@ class SessionRepository:
     root_names: list[str] = field(default_factory=list)
     given_names: list[str] = field(default_factory=list)
     inside_paths: list[str] = field(default_factory=list)  # absolute, somewhere in the repository
-    # Absolute paths of files the session shows without working on them (added read-only, in
-    # an error pasted or printed): perhaps in the repository, perhaps elsewhere.
-    seen_paths: list[str] = field(default_factory=list)
+    # Absolute paths of files the session shows without working on them, perhaps in the
+    # repository, perhaps elsewhere: named by an error (pasted or printed), added read-only
+    # (a conventions file, an older project's code: weaker evidence).
+    error_paths: list[str] = field(default_factory=list)
+    read_only_paths: list[str] = field(default_factory=list)
     edited_names: list[str] = field(default_factory=list)  # as aider printed them: from the root
     # Absolute directories the user changed into in a `/run` command: the repository or a
     # folder in it, unless the command left it.
     run_dirs: list[str] = field(default_factory=list)
 
-    def see(self, path: str) -> None:
-        library = LIBRARY_FOLDERS.intersection(repo.segments(path))  # no repository's file
-        if len(self.seen_paths) < MAX_PATHS and path not in self.seen_paths and not library:
-            self.seen_paths.append(path)
+    def add_read_only(self, path: str) -> None:
+        _keep(self.read_only_paths, path)
 
-    def see_errors(self, text: str) -> None:
-        """The files an error in `text` names by their absolute path."""
-        if len(self.seen_paths) < MAX_PATHS:
-            for path in ERROR_PATH.findall(text):
-                self.see(path)
+    def add_error_paths(self, text: str) -> None:
+        """The files an error in `text` names by their absolute path (the first few)."""
+        for m in ERROR_PATH.finditer(text):
+            if len(self.error_paths) >= MAX_PATHS:
+                break
+            _keep(self.error_paths, m.group(1) or m.group(2))
 
     @property
     def history_flag(self) -> str | None:
@@ -238,10 +240,10 @@ class SessionRepository:
         and the session printed absolute paths inside its repository that do not run through a
         folder of that name: then the history was moved (committed into another repository,
         or into a subfolder), and the repository is the one those paths show (the directory
-        holding the first of them). Without such paths, the directory under which a file the
-        session added read-only or an error names is a file it named from the root, then a
-        directory the user changed into with `/run cd …` (see `_root_above`), show it the same
-        way."""
+        holding the first of them). Without such paths, and only where aider ran in a git
+        repository: the directory under which files an error names or the session added
+        read-only are files it named from the root (see `_root_shown_by`), then a directory the
+        user changed into with `/run cd …` (see `_root_above`), show it the same way."""
         here = repo.normalise(str(history.parent))
         if (history.parent / ".git").exists():
             return here
@@ -251,11 +253,14 @@ class SessionRepository:
                 if folder in repo.segments(path)[:-1]:
                     return here  # the paths run through a folder of the history's own name
             return repo.join(self.inside_paths[0], "..")
-        seen = _prefix(self.seen_paths, self.root_names + self.edited_names)
+        if self.git_repo is None or self.git_repo.lower() == "none":
+            return here  # without git, a path elsewhere says nothing of a repository
+        names = self.root_names + self.edited_names
+        seen = _root_shown_by(self.error_paths, self.read_only_paths, names)
         if seen is not None:
             return here if folder in repo.segments(seen) else seen
-        if not self.run_dirs or self.git_repo is None or self.git_repo.lower() == "none":
-            return here  # without git, a directory a command ran in says nothing of a repository
+        if not self.run_dirs:
+            return here
         for path in self.run_dirs:
             if folder in repo.segments(path):
                 return here
@@ -282,6 +287,60 @@ def _root_above(directory: str, names: list[str]) -> str | None:
             if parts[-k:] == folders[:k]:
                 return repo.join(directory, "/".join([".."] * k))
     return repo.normalise(directory)
+
+
+def _keep(paths: list[str], path: str) -> None:
+    """Keep an absolute path a session showed, unless it is a library's (no repository's file),
+    up to MAX_PATHS."""
+    if len(paths) < MAX_PATHS and path not in paths and not repo.is_library_path(path):
+        paths.append(path)
+
+
+def _root_shown_by(strong: list[str], weak: list[str], names: list[str]) -> str | None:
+    """The directory under which the most files named from the root (`names`) are absolute paths
+    a session showed: any of `strong` (an error's, a file aider added) says so; `weak` ones (added
+    read-only: perhaps another project's) only with two names agreeing, or a name with a folder.
+    Never a directory no repository is at (`/app`, `/home/me`), as with `/run cd`."""
+    support: dict[str, tuple[set[str], bool]] = {}
+    for strength, paths in ((True, strong), (False, weak)):
+        for name in names:
+            for head in _heads(paths, name):
+                if _deep_enough(head):
+                    agreed, strong_before = support.get(head, (set(), False))
+                    support[head] = (agreed | {name}, strong_before or strength)
+    ranked = sorted(support.items(), key=lambda kv: -len(kv[1][0]))  # stable: the first of equals
+    for head, (agreed, any_strong) in ranked:
+        if any_strong or len(agreed) >= 2 or any(len(repo.segments(n)) >= 2 for n in agreed):
+            return head
+    return None
+
+
+def _deep_enough(directory: str) -> bool:
+    """Deep enough to be a repository: `/home/me/project`, `D:\\Work\\project` (a drive is
+    a root of its own); not `/app` (a container's), nor a home directory."""
+    depth = MIN_RUN_DIR_DEPTH - 1 if repo.is_windows(directory) else MIN_RUN_DIR_DEPTH
+    return len(repo.segments(directory)) >= depth and not repo.is_account_folder(directory)
+
+
+def _heads(paths: list[str], name: str) -> Iterator[str]:
+    """Each directory under which an absolute path of `paths` is the relative name `name`
+    (Windows names compared without case)."""
+    tail = repo.segments(name)
+    if not tail or repo.is_absolute(name) or ".." in tail:
+        return
+    for path in paths:
+        parts = repo.segments(path)
+        if len(parts) <= len(tail):
+            continue
+        end = parts[-len(tail) :]
+        if repo.is_windows(path):
+            same = [p.casefold() for p in end] == [t.casefold() for t in tail]
+        else:
+            same = end == tail
+        if same:
+            head = repo.join(path, "/".join([".."] * len(tail)))
+            if head and repo.is_absolute(head):
+                yield head
 
 
 def _prefix(paths: list[str], names: list[str]) -> str | None:
@@ -448,7 +507,7 @@ class AiderSession:
                 r.inside_paths.append(path)
         elif m := READ_ONLY.match(text):
             if repo.is_absolute(path := m.group(1).strip()):
-                r.see(path)
+                r.add_read_only(path)
         elif m := APPLIED.match(text):
             name = m.group(1).strip()
             self._touched(line, at, name, edited=True)
@@ -460,8 +519,8 @@ class AiderSession:
             if has_words(subject):
                 work = self._last_tool not in ("snapshot", "added")
                 self._event(at, Commit(line, m.group(1), subject, work))
-        elif ERROR_PLACE.search(text):
-            r.see_errors(text)  # an error aider printed (a lint, a command's output)
+        elif ERROR_HINT.search(text):
+            r.add_error_paths(text)  # an error aider printed (a lint, a command's output)
         found = None if r.git_path or text.startswith("Git repo:") else GIT_PATH.search(text)
         if found:
             r.git_path = found.group(1)
@@ -493,8 +552,8 @@ class AiderSession:
         self._last_tool = ""
         if not text:
             return
-        if ERROR_PLACE.search(text):
-            self.repository.see_errors(text)  # a traceback or a compiler's error, pasted
+        if ERROR_HINT.search(text):
+            self.repository.add_error_paths(text)  # a traceback or a compiler's error, pasted
         head = text.splitlines()[0].strip()
         asked = self._ask_mode
         if head.startswith("/"):
@@ -637,7 +696,8 @@ class FileRoot:
         before = LinesBefore(self.path, 0)
         with open_regular(self.path) as fh:
             lines = read_lines(fh, 0, keep_unfinished=True, on_long_line=lambda n: None)
-            seen: dict[str, None] = {}  # ordered sets, as the file shows them
+            strong: dict[str, None] = {}  # ordered sets, as the file shows them
+            weak: dict[str, None] = {}
             names: dict[str, None] = {}
             for session in read_sessions(lines, before, self.path, lambda err: None):
                 r = session.repository
@@ -648,16 +708,21 @@ class FileRoot:
                 if self._moved is None and r.at_history_root:
                     moved = r.moved_root(self.path)
                     self._moved = moved if moved != here else None
-                    for path in r.seen_paths + r.printed_paths + r.given_paths:
-                        if len(seen) < FILE_PATHS:
-                            seen.setdefault(path)
+                    if r.git_repo is None or r.git_repo.lower() == "none":
+                        continue  # aider ran in no repository: its paths place none
+                    for path in r.error_paths + r.printed_paths + r.given_paths:
+                        if len(strong) < FILE_EVIDENCE_PATHS:
+                            strong.setdefault(path)
+                    for path in r.read_only_paths:
+                        if len(weak) < FILE_EVIDENCE_PATHS:
+                            weak.setdefault(path)
                     for name in r.root_names + r.edited_names:
-                        if len(names) < FILE_PATHS:
+                        if len(names) < FILE_EVIDENCE_PATHS:
                             names.setdefault(name)
         if self._moved is None and not (self.path.parent / ".git").exists():
             # A file a session worked on, named from the root, whose absolute path another
-            # session showed (added read-only, in a traceback).
-            found = _prefix(list(seen), list(names))
+            # session showed (in a traceback, added, added read-only).
+            found = _root_shown_by(list(strong), list(weak), list(names))
             if found is not None and self.path.parent.name not in repo.segments(found):
                 self._moved = found
 

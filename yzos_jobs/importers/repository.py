@@ -9,6 +9,7 @@ project, as is any other relative spelling of the same directory.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from functools import lru_cache
@@ -203,6 +204,36 @@ def is_account_folder(path: str) -> bool:
         below = names[n + 1 :]  # below the account's own folder
         folders = {f.casefold() for f in _ACCOUNT_FOLDERS} if windows else _ACCOUNT_FOLDERS
         return not below or (len(below) == 1 and below[0] in folders)
+    return False
+
+
+# Where toolchains keep code that is no one's repository: installed packages and modules (Python,
+# Node, Rust, Ruby, Go, the JVM's), toolchains' own folders, and the system's trees.
+_LIBRARY_FOLDERS = frozenset(
+    {"site-packages", "dist-packages", "node_modules", ".cargo", ".rustup", ".pyenv", ".rbenv"}
+    | {".nvm", ".gem", ".gradle", ".m2", ".cache"}
+)
+_SYSTEM_TREES = frozenset({"usr", "nix", "rustc", "System", "Library"})  # `/usr/lib/…`, `/rustc/…`
+_PYTHON_HOME = re.compile(r"^python\d+(?:\.\d+)?$", re.IGNORECASE)  # lib/python3.11, C:\Python311
+
+
+def is_library_path(path: str) -> bool:
+    """A file of an installed library or a language's own (`…/site-packages/x.py`,
+    `/usr/lib/python3.11/http/server.py`, `~/go/pkg/mod/…`, `~/.cargo/registry/…`), not a
+    repository's: an error's frames there say nothing of where the work is."""
+    names = segments(path)
+    if not names or _LIBRARY_FOLDERS.intersection(names):
+        return True
+    if not is_windows(path) and (names[0] in _SYSTEM_TREES or names[:2] == ["opt", "homebrew"]):
+        return True
+    if _PYTHON_HOME.match(names[0]):
+        return True  # C:\\Python311\\Lib\\…
+    for above, name in itertools.pairwise(names):
+        # a Python's standard library (`lib/python3.11`, `…\\Python\\Python311`), Go's modules
+        if (above.casefold() in ("lib", "python") and _PYTHON_HOME.match(name)) or (
+            above == "pkg" and name == "mod"
+        ):
+            return True
     return False
 
 
