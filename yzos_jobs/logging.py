@@ -95,10 +95,26 @@ def configure_logging(
         logger_factory=structlog.PrintLoggerFactory(file=stream),
         cache_logger_on_first_use=False,
     )
-    # Libraries log through the standard library; keep their warnings, in the same stream.
-    logging.basicConfig(level=max(level, logging.WARNING), stream=stream, force=True)
-    for handler in logging.getLogger().handlers:
-        handler.addFilter(_MaskUrlCredentials())
+    # Libraries log through the standard library; keep their warnings, in the same stream and the
+    # same format (a JSON stream holds JSON lines only), their logger named.
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processor=renderer,
+            foreign_pre_chain=[
+                structlog.stdlib.add_logger_name,
+                structlog.stdlib.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                _redact,
+                structlog.processors.format_exc_info if fmt == "json" else _noop,
+            ],
+        )
+    )
+    handler.addFilter(_MaskUrlCredentials())
+    logging.basicConfig(level=max(level, logging.WARNING), handlers=[handler], force=True)
+    # The scheduler's own warnings (a run skipped, a run missed) say what the daemon already
+    # logs with the job's name; its errors stay.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
 
 
 def _noop(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
