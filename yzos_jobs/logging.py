@@ -82,13 +82,17 @@ def configure_logging(
     )
     chosen = effective_level(settings.level, verbose, default_level)
     level = getattr(logging, chosen.upper())
+    # What every line carries, the project's own and the libraries' alike.
+    common: list[Any] = [
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _redact,
+        structlog.processors.format_exc_info if fmt == "json" else _noop,
+    ]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            _redact,
-            structlog.processors.format_exc_info if fmt == "json" else _noop,
+            *common,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
@@ -104,9 +108,7 @@ def configure_logging(
             foreign_pre_chain=[
                 structlog.stdlib.add_logger_name,
                 structlog.stdlib.add_log_level,
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                _redact,
-                structlog.processors.format_exc_info if fmt == "json" else _noop,
+                *common,
             ],
         )
     )
