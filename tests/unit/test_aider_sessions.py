@@ -169,6 +169,21 @@ def test_the_repository_most_of_the_edited_files_are_in_wins(tmp_path: Path) -> 
     assert _one_project(tmp_path, "#### fix this\n" + frames + edits) == "/home/me/real"
 
 
+def test_undecodable_files_of_one_folder_do_not_place_the_root(tmp_path: Path) -> None:
+    scan = "".join(
+        f"> /srv/games/otserv/data/locales/{lang}.lua: 'utf-8' codec can't decode byte 0xfc\n"
+        for lang in ("de", "es", "pt")
+    )
+    assert _one_project(tmp_path / "one", scan + "\n#### start the server\n\n") == str(
+        tmp_path / "one/moved"
+    )
+    # in two folders of it, they do
+    spread = scan + "> /srv/games/otserv/client/ui.lua: 'utf-8' codec can't decode byte 0xe7\n"
+    assert _one_project(tmp_path / "two", spread + "\n#### start the server\n\n") == (
+        "/srv/games/otserv"
+    )
+
+
 def test_without_git_an_error_elsewhere_moves_nothing(tmp_path: Path) -> None:
     body = '> Git repo: none\n\n#### fix\n#### File "/srv/deploy/app/x.py", line 3\n\n'
     [session] = sessions(tmp_path, body + "> Applied edit to x.py\n\n", folder="scratch")

@@ -251,6 +251,19 @@ def test_a_moved_history_takes_the_repository_a_pasted_traceback_shows(tmp_path:
     assert {s.project_path for s in history_sessions(history)} == {"D:\\Work_AI\\ollama_fc"}
 
 
+POKETIBIA = "aider/BrunoAguiar-A__Poketibiazero/server/.aider.chat.history.md"
+
+
+def test_a_moved_history_takes_the_folder_its_repositorys_files_spread_out_from(
+    tmp_path: Path,
+) -> None:
+    # nothing edited or named from the root; aider's first scan of the repository could not
+    # decode twenty of its files, printed as `/root/SERVER/OTCLIENT POKEWARDEN/data/…` and
+    # `/root/SERVER/data/actions/…`; the sessions that print nothing go with the file
+    history = history_at(tmp_path, POKETIBIA)
+    assert {s.project_path for s in history_sessions(history)} == {"/root/SERVER"}
+
+
 POCKETFLOW = "aider/BjornNordblom__pocketflow-text2sql-gui/.aider.chat.history.md"
 
 

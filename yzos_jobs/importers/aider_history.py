@@ -242,8 +242,9 @@ class SessionRepository:
         or into a subfolder), and the repository is the one those paths show (the directory
         holding the first of them). Without such paths, and only where aider ran in a git
         repository: the directory under which files an error names or the session added
-        read-only are files it named from the root (see `_root_shown_by`), then a directory the
-        user changed into with `/run cd …` (see `_root_above`), show it the same way."""
+        read-only are files it named from the root (see `_root_shown_by`), then the folder the
+        repository's files aider printed spread out from (see `_spread_root`), then a directory
+        the user changed into with `/run cd …` (see `_root_above`), show it the same way."""
         here = repo.normalise(str(history.parent))
         if (history.parent / ".git").exists():
             return here
@@ -257,6 +258,8 @@ class SessionRepository:
             return here  # without git, a path elsewhere says nothing of a repository
         names = self.root_names + self.edited_names
         seen = _root_shown_by(self.error_paths, self.read_only_paths, names)
+        if seen is None:
+            seen = _spread_root(self.printed_paths)
         if seen is not None:
             return here if folder in repo.segments(seen) else seen
         if not self.run_dirs:
@@ -315,11 +318,41 @@ def _root_shown_by(strong: list[str], weak: list[str], names: list[str]) -> str 
     return None
 
 
+SPREAD_PATHS = 3  # files of the repository, in two folders or more, that show its root
+
+
+def _spread_root(paths: list[str]) -> str | None:
+    """The folder absolute paths of the repository's files (aider printed them: files it added,
+    created, or could not decode in its first scan of the repository) spread out from: their
+    common folder, where at least SPREAD_PATHS of them go on into two folders of it or more
+    (`/root/SERVER/data/…` and `/root/SERVER/client/…`: `/root/SERVER`). Files of one folder
+    only show a folder somewhere in the repository, not its root."""
+    if len(paths) < SPREAD_PATHS or len({repo.is_windows(p) for p in paths}) > 1:
+        return None
+    split = [repo.segments(p) for p in paths]
+    common: list[str] = []
+    for names in zip(*(parts[:-1] for parts in split), strict=False):
+        if len(set(names)) > 1:
+            break
+        common.append(names[0])
+    below = {parts[len(common)] for parts in split if len(parts) > len(common) + 1}
+    if len(below) < 2:
+        return None
+    cls = repo.flavour(paths[0])
+    root = str(cls(cls(paths[0]).anchor, *common))
+    return root if _deep_enough(root) else None
+
+
 def _deep_enough(directory: str) -> bool:
-    """Deep enough to be a repository: `/home/me/project`, `D:\\Work\\project` (a drive is
-    a root of its own); not `/app` (a container's), nor a home directory."""
+    """Deep enough to be a repository: a folder in a home directory (`/home/me/project`,
+    `/root/project`), `D:\\Work\\project` (a drive is a root of its own); not `/app` (a
+    container's), nor a home directory or its desktop."""
+    if repo.is_account_folder(directory):
+        return False
+    if repo.home_of(directory) is not None:
+        return True
     depth = MIN_RUN_DIR_DEPTH - 1 if repo.is_windows(directory) else MIN_RUN_DIR_DEPTH
-    return len(repo.segments(directory)) >= depth and not repo.is_account_folder(directory)
+    return len(repo.segments(directory)) >= depth
 
 
 def _heads(paths: list[str], name: str) -> Iterator[str]:

@@ -32,13 +32,14 @@ def is_absolute(path: str) -> bool:
     return path.startswith(("/", "\\\\")) or bool(_DRIVE.match(path))
 
 
-def _flavour(path: str) -> type[PurePath]:
+def flavour(path: str) -> type[PurePath]:
+    """The path class of the path's spelling: Windows or POSIX."""
     return PureWindowsPath if is_windows(path) else PurePosixPath
 
 
 def segments(path: str) -> list[str]:
     """The path's names, whatever separator it uses (the anchor left out)."""
-    anchor = _flavour(path)(path).anchor
+    anchor = flavour(path)(path).anchor
     return [p for p in _SEPARATORS.split(path[len(anchor) :]) if p]
 
 
@@ -49,7 +50,7 @@ def normalise(path: str) -> str | None:
     text = path.strip().strip("\"'")
     if not text:
         return None
-    cls = _flavour(text)
+    cls = flavour(text)
     anchor = cls(text).anchor
     parts: list[str] = []
     for part in segments(text):
@@ -67,7 +68,7 @@ def normalise(path: str) -> str | None:
 @_cached
 def join(base: str, relative: str) -> str | None:
     """`relative` (either separator) resolved against `base`, in base's spelling."""
-    cls = _flavour(base)
+    cls = flavour(base)
     return normalise(str(cls(base, *segments(relative))))
 
 
@@ -93,7 +94,7 @@ def repository_of_git_dir(git_dir: str) -> str | None:
         return path
     index = len(names) - 1 - names[::-1].index(".git")
     if index == len(names) - 1 or names[index + 1] == "worktrees":
-        cls = _flavour(path)
+        cls = flavour(path)
         anchor = cls(path).anchor
         kept = names[:index]
         if not kept and not anchor:
@@ -174,7 +175,7 @@ def worktree_main(cwd: str) -> str | None:
                 best = kept if best is None else max(best, kept)
     if best is None:
         return None
-    cls = _flavour(cwd)
+    cls = flavour(cwd)
     return str(cls(cls(cwd).anchor, *names[:best]))
 
 
@@ -253,7 +254,7 @@ def home_of(path: str) -> str | None:
         if len(names) > n and all(
             p is None or p == q for p, q in zip(prefix, folded[:n], strict=True)
         ):
-            cls = _flavour(path)
+            cls = flavour(path)
             return str(cls(cls(path).anchor, *names[: n + 1]))
     return None
 
