@@ -400,6 +400,11 @@ def test_each_claude_code_commit_form_gives_its_subject() -> None:
     assert confirmed_commit(pushed, shown) == ("1a2b3c4", None)
     stdin = f"git commit -F - <<'EOF'\n{subject}\n\nbody\nEOF"
     assert commit_subject(stdin) == subject
+    # inside double quotes the shell takes `\$` and `\"` for `$` and `"`; single quotes keep all
+    assert commit_subject('git commit -m "decode the \\$3,184.35 \\"swap\\""') == (
+        'decode the $3,184.35 "swap"'
+    )
+    assert commit_subject("git commit -m 'keep \\$HOME as typed'") == "keep \\$HOME as typed"
 
 
 def test_two_same_second_sessions_are_two_sessions(tmp_path: Path) -> None:

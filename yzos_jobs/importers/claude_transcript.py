@@ -64,6 +64,8 @@ _GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*?\bcommit\b")
 _COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*$", re.DOTALL | re.MULTILINE)
 _MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
+# What a backslash escapes inside a shell's double quotes: the character itself is meant.
+_DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
 _STDIN_FILE = re.compile(r"(?:-F|--file)(?:=|\s*)-(?!\S)")
 # `git commit … && git log …` / `&& git push …`: what shows a quiet commit was made.
 _CHAINED = re.compile(r"\bcommit\b[^\n]*?&&\s*git\s+(?:-\S+\s+)*(log|push)\b")
@@ -188,11 +190,12 @@ def commit_message(command: str) -> tuple[str, str] | None:
     rest = command[found.end() :]
     message: str | None = None
     if m := _MESSAGE.search(rest):
-        message = m.group(1) if m.group(1) is not None else m.group(2)
-        if message is not None:
-            message = message.replace('\\"', '"')
-            if message.lstrip().startswith("$(") and (heredoc := _HEREDOC.search(message)):
-                message = heredoc.group(2)
+        message = m.group(2)  # single-quoted: as written
+        if (quoted := m.group(1)) is not None:
+            if quoted.lstrip().startswith("$(") and (heredoc := _HEREDOC.search(quoted)):
+                message = heredoc.group(2).replace('\\"', '"')
+            else:
+                message = _DOUBLE_QUOTED_ESCAPE.sub(r"\1", quoted)  # `\$5`, `\"x\"` as the shell
     elif _STDIN_FILE.search(rest) and (heredoc := _HEREDOC.search(rest)):
         message = heredoc.group(2)
     if not message:
