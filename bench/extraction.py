@@ -107,7 +107,7 @@ def at_rest(path: Path) -> None:
 
 def lay_out_aider(corpus: Path, source: str, root: Path) -> Path:
     """aider/<owner>__<repo>/<path> → <root>/<repo>/<path>; a source laid out otherwise keeps
-    its path below its first folder."""
+    its path below its first folder (a file named alone: its name)."""
     _, rest = source.split("/", 1) if "/" in source else ("", source)
     owner_repo, _, inside = rest.partition("/")
     target = root / owner_repo.split("__", 1)[-1] / inside
