@@ -13,7 +13,7 @@ import pytest
 from tests.support.corpus import REAL
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.claude_code import transcript_groups
-from yzos_jobs.importers.claude_transcript import git_folder, transcript_sessions
+from yzos_jobs.importers.claude_transcript import git_folders, transcript_sessions
 
 OMARCHY = "claude-code/-home-vwestberg-Claude/2b8d60c5-358e-4b3a-b1fd-28e0a2221fd2.jsonl"
 DEX_EVENTS = (
@@ -39,11 +39,12 @@ def test_a_session_started_in_a_folder_of_repositories_works_in_the_one_it_commi
     assert _project(REAL / DEX_EVENTS) == "/Users/shijie/Documents/Personal/blockchain-dex-events"
 
 
-def _record(n: int, cwd: str, kind: str, content: Any) -> dict[str, Any]:
+def _record(n: int, cwd: str, kind: str, content: Any, branch: str = "HEAD") -> dict[str, Any]:
     return {
         "uuid": f"u{n}",
         "sessionId": "s1",
         "cwd": cwd,
+        "gitBranch": branch,  # as Claude Code writes it: `HEAD` outside a repository
         "type": kind,
         "message": {"role": kind, "content": content},
         "timestamp": f"2026-11-04T10:00:{n:02d}Z",
@@ -56,9 +57,9 @@ def _bash(n: int, cwd: str, command: str, output: str) -> list[dict[str, Any]]:
     return [_record(n, cwd, "assistant", [call]), _record(n + 1, cwd, "user", [result])]
 
 
-def _transcript(tmp_path: Path, *calls: tuple[str, str, str]) -> Path:
+def _transcript(tmp_path: Path, *calls: tuple[str, str, str], branch: str = "HEAD") -> Path:
     """A request, then each (cwd, command, output) as a Bash call and its result."""
-    records = [_record(0, calls[0][0], "user", "fix the build and commit it")]
+    records = [_record(0, calls[0][0], "user", "fix the build and commit it", branch)]
     for i, (cwd, command, output) in enumerate(calls):
         records += _bash(2 * i + 1, cwd, command, output)
     path = tmp_path / "s1.jsonl"
@@ -82,6 +83,37 @@ def test_a_commit_made_in_a_subfolder_of_the_repository_it_started_in_leaves_it_
     assert _project(path) == root
 
 
+def test_a_session_started_in_a_repository_stays_there_though_it_only_committed_from_a_folder(
+    tmp_path: Path,
+) -> None:
+    # Claude Code found the branch `main` where the session started: a repository
+    root = "/home/me/code/shop"
+    calls = (
+        (root, "cd frontend && npm run build", "built"),
+        (f"{root}/frontend", 'git commit -am "Fix the build"', COMMITTED),
+    )
+    assert _project(_transcript(tmp_path, *calls, branch="main")) == root
+    assert _project(_transcript(tmp_path, *calls)) == f"{root}/frontend"  # none found there
+
+
+def test_a_folder_the_shell_expands_moves_nothing(tmp_path: Path) -> None:
+    path = _transcript(
+        tmp_path,
+        ("/home/me/shop", 'cd "$(git rev-parse --show-toplevel)" && git commit -m x', COMMITTED),
+    )
+    assert _project(path) == "/home/me/shop"
+
+
+def test_a_windows_repository_spelled_otherwise_is_the_same_folder(tmp_path: Path) -> None:
+    cwd = "C:\\Users\\me\\proj"
+    for command in (
+        "git -C c:/users/me/proj commit -m x",
+        "cd /c/Users/me/proj && git commit -m x",
+    ):
+        path = _transcript(tmp_path, (cwd, command, COMMITTED))
+        assert _project(path) == cwd, command
+
+
 def test_git_run_in_the_start_folder_only_for_the_users_settings_does_not_hold_the_session(
     tmp_path: Path,
 ) -> None:
@@ -103,19 +135,37 @@ def test_commits_in_two_repositories_leave_the_session_where_it_started(tmp_path
 
 
 @pytest.mark.parametrize(
-    ("command", "cwd", "folder"),
+    ("command", "cwd", "folders"),
     [
-        ("git status", "/home/me/a", "/home/me/a"),
-        ("cd ~/b && git log", "/home/me/a", "/home/me/b"),
-        ("cd '/srv/my repo'; git add .", "/home/me/a", "/srv/my repo"),
-        ("git -C sub/x commit -m x", "/home/me/a", "/home/me/a/sub/x"),
-        ("cd .. && git -C c status", "/home/me/a", "/home/me/c"),
-        ("cd ~/b && git log", "/opt/ci", None),  # no home directory to read `~` from
-        ("cd ..\\lib && git status", "C:\\Users\\me\\dev\\app", "C:\\Users\\me\\dev\\lib"),
+        ("git status", "/home/me/a", [("/home/me/a", False)]),
+        ("cd ~/b && git log", "/home/me/a", [("/home/me/b", False)]),
+        ("cd '/srv/my repo'; git add .", "/home/me/a", [("/srv/my repo", False)]),
+        ("git -C sub/x commit -m x", "/home/me/a", [("/home/me/a/sub/x", True)]),
+        ("cd .. && git -C c status", "/home/me/a", [("/home/me/c", False)]),
+        ("cd ~/b && git log", "/opt/ci", [(None, False)]),  # no home directory to read `~` from
+        ("cd - && git commit -m x", "/home/me/a", [(None, True)]),
+        ('cd "$DIR" && git commit -m x', "/home/me/a", [(None, True)]),
+        (
+            "cd /tmp && git clone u r && cd r && git commit -m x",
+            "/home/me/a",
+            [("/tmp/r", True)],  # a clone makes a repository: it reads none
+        ),
+        (
+            "git -C /a/b status && git -C /a/c commit -m x",
+            "/home/me",
+            [("/a/b", False), ("/a/c", True)],
+        ),
+        (
+            "cd ..\\lib && git status",
+            "C:\\Users\\me\\dev\\app",
+            [("C:\\Users\\me\\dev\\lib", False)],
+        ),
     ],
 )
-def test_the_folder_git_ran_in(command: str, cwd: str, folder: str | None) -> None:
-    assert git_folder(command, cwd) == folder
+def test_the_folder_each_git_ran_in(
+    command: str, cwd: str, folders: list[tuple[str | None, bool]]
+) -> None:
+    assert git_folders(command, cwd) == folders
 
 
 def test_home_of_a_path() -> None:

@@ -61,6 +61,8 @@ _BLANK_FIRST = re.compile(r"[ \t]*\n[ \t]*\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*$")
 _GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*?\bcommit\b")
+_GIT_WORD = re.compile(r"\bgit\b")
+_COMMIT_WORD = re.compile(r"\bcommit\b")
 _COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*$", re.DOTALL | re.MULTILINE)
 _MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
@@ -74,8 +76,10 @@ _PUSHED = re.compile(
     r"^\s*(?:[+ ]\s*)?(?:[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})|\* \[new branch\])\s+\S+\s+->\s+\S+",
     re.MULTILINE,
 )
-# `cd <folder> && …` (or `;`) opening a command, and `git -C <folder>`: where git ran.
-_CD_FIRST = re.compile(r"""^\s*cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*(?:&&|;)""")
+# A shell command's parts (`a && b; c | d`), a part that changes folder (`cd <folder>`, `pushd
+# <folder>`), and `git -C <folder>`: where each git of a command ran.
+_COMMAND_PARTS = re.compile(r"&&|\|\||[;|\n]")
+_CHANGE_FOLDER = re.compile(r"""^\(?\s*(?:cd|pushd)(?:\s+("[^"]*"|'[^']*'|\S+))?\s*$""")
 _GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
 # A git command that reads or writes the repository it runs in (not one that makes one, or only
 # reads the user's settings).
@@ -99,6 +103,9 @@ class Fact:
     event: Event | None = None
     main_repository: str | None = None  # shown by a command's output
     git_in: str | None = None  # the folder a git command (or this commit) ran in
+    # The record's `gitBranch`: the branch of the repository the session started in, or `HEAD`
+    # where it started in none (or in a repository with no commit yet, or a detached HEAD).
+    git_branch: str | None = None
 
 
 @dataclass
@@ -232,15 +239,31 @@ def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None
     return None
 
 
-def git_folder(command: str, cwd: str | None) -> str | None:
-    """The folder the git of a Bash command ran in: the one `git -C` names, else the one the
-    command changed into first, else the record's cwd (Claude Code writes the shell's)."""
+def git_folders(command: str, cwd: str | None) -> list[tuple[str | None, bool]]:
+    """(folder, whether it commits) for each git the parts of a Bash command run, in order: the
+    folder `git -C` names, else the one the parts before it changed into (`cd`, `pushd`), else
+    the record's cwd (Claude Code writes the shell's). None where the folder cannot be told (`cd
+    -`, `cd "$DIR"`, `cd` alone)."""
     folder = cwd
-    if m := _CD_FIRST.match(command):
-        folder = repo.resolve(m.group(1), cwd)
-    if m := _GIT_FOLDER.search(command):
-        folder = repo.resolve(m.group(1), folder)
-    return repo.normalise(folder) if folder else None
+    found: list[tuple[str | None, bool]] = []
+    for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
+        part = part.strip()
+        if change := _CHANGE_FOLDER.match(part):
+            target = change.group(1)
+            folder = repo.resolve(target, folder) if target and folder else None
+        elif _GIT_RUN.search(part):
+            where = folder
+            if (named := _GIT_FOLDER.search(part)) and where is not None:
+                where = repo.resolve(named.group(1), where)
+            found.append((repo.normalise(where) if where else None, _commits(part)))
+    return found
+
+
+def _commits(part: str) -> bool:
+    """Whether one part of a command runs `git commit` (found in linear time: the word `git`,
+    then `commit` after it)."""
+    git = _GIT_WORD.search(part)
+    return git is not None and _COMMIT_WORD.search(part, git.end()) is not None
 
 
 def _result_text(part: dict[str, Any]) -> str:
@@ -294,7 +317,8 @@ class TranscriptReader:
         at = parse_timestamp(r.get("timestamp"), where)
         cwd = clean_text(r.get("cwd"), CWD_CHARS) if isinstance(r.get("cwd"), str) else None
         line = None if subagent else where.line
-        base = Fact(uuid, sid, line, at, cwd)
+        branch = r.get("gitBranch") if isinstance(r.get("gitBranch"), str) else None
+        base = Fact(uuid, sid, line, at, cwd, git_branch=branch)
         message = r.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         kind = r.get("type")
@@ -317,7 +341,7 @@ class TranscriptReader:
             return [base]
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
         text = typed[:REQUEST_CHARS]
-        return [Fact(uuid, sid, line, at, cwd, Request(line, text, title_of(text, plan)))]
+        return [replace(base, event=Request(line, text, title_of(text, plan)))]
 
     def _tool_calls(self, base: Fact, content: list[Any]) -> list[Fact]:
         out: list[Fact] = []
@@ -328,8 +352,11 @@ class TranscriptReader:
             name = part.get("name")
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
-                if _GIT_RUN.search(command) and (folder := git_folder(command, base.cwd)):
-                    out.append(Fact(base.uuid, base.session_id, None, None, None, git_in=folder))
+                for folder, _ in git_folders(command, base.cwd):
+                    if folder is not None:
+                        out.append(
+                            Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
+                        )
                 if _GIT_COMMIT.search(command) and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
@@ -370,7 +397,8 @@ class TranscriptReader:
             if not subject:
                 continue
             commit = Commit(call.line, sha, clean_text(subject, 1000) or subject, body=call.body)
-            where = git_folder(call.command, call.cwd)
+            ran = [f for f, commits in git_folders(call.command, call.cwd) if commits]
+            where = ran[-1] if ran else None  # the folder of the (last) commit the call made
             out.append(
                 Fact(call.uuid, call.session_id, call.line, call.at, call.cwd, commit, None, where)
             )
@@ -405,15 +433,24 @@ class TranscriptSession:
 
     def _committed_in(self, start: str) -> str | None:
         """The folder every commit of the session ran in, where that is not the folder it started
-        in and no git command ran there: the session went into the repository it worked in,
-        from a folder that holds repositories or from beside it."""
+        in, and the start folder shows no repository: Claude Code found no branch there, and no
+        git command ran there. The session went into the repository it worked in, from a folder
+        that holds repositories or from beside it."""
+        branch = next((f.git_branch for f in self.facts if f.git_branch is not None), None)
+        if branch not in (None, "", "HEAD"):
+            return None  # started in a repository: a commit from a folder in it is its own
+        windows = repo.is_windows(start)
+
+        def key(path: str | None) -> str | None:
+            return path.casefold() if path and windows else path  # `c:\\x` is `C:\\X`
+
         folders = {f.git_in for f in self.facts if isinstance(f.event, Commit)}
-        if len(folders) != 1:
+        if len({key(f) for f in folders}) != 1:
             return None
-        folder, begun = folders.pop(), repo.normalise(start)
-        if folder is None or folder == begun or any(f.git_in == begun for f in self.facts):
+        folder, begun = folders.pop(), key(repo.normalise(start))
+        if folder is None or key(folder) == begun:
             return None
-        return folder
+        return None if any(key(f.git_in) == begun for f in self.facts) else folder
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""

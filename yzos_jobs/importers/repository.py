@@ -259,10 +259,20 @@ def home_of(path: str) -> str | None:
     return None
 
 
+_GIT_BASH_DRIVE = re.compile(r"^/([A-Za-z])(?:/|$)")
+
+
 def resolve(path: str, cwd: str | None) -> str | None:
     """A path typed in a shell whose working directory was `cwd`: absolute, `~`-relative or
-    relative to cwd; None where it cannot be told."""
+    relative to cwd (Git Bash's `/c/…` is `C:\\…` where cwd is a Windows path); None where it
+    cannot be told: the shell expands it (`$DIR`, a backquote, `~user`) or it is `-`."""
     text = path.strip().strip("\"'")
+    if not text or text == "-" or "$" in text or "`" in text:
+        return None
+    if cwd and is_windows(cwd) and (drive := _GIT_BASH_DRIVE.match(text)):
+        text = f"{drive.group(1).upper()}:\\" + text[drive.end() :]
+    if text.startswith("~") and not (text == "~" or text.startswith(("~/", "~\\"))):
+        return None  # another account's home
     if text == "~" or text.startswith(("~/", "~\\")):
         home = home_of(cwd) if cwd else None
         return join(home, text[1:]) if home else None
