@@ -1,8 +1,10 @@
 """Benchmark: the Claude Code importer's scans are linear in the text. One user turn holding a
-pasted TypeScript file (`useState<number>` lines: opening tags never closed) and one tool result
-of base64 output (separators and no spaces, where the worktree pattern looks), at 100 KB, 400 KB
-and 1.6 MB each, read by the importer's parsing; time per size and per MB. Linear scans keep the
-time per MB flat as the size grows fourfold twice; a quadratic one would multiply it by four.
+pasted TypeScript file (`useState<number>` lines: opening tags never closed), one Bash command of
+`git git …; commit commit …` (where a commit and the folder git ran in are looked for: no `git …
+commit` in one part, no `&& git log` after a commit), and one tool result of base64 output
+(separators and no spaces, where the worktree pattern looks), at 100 KB, 400 KB and 1.6 MB each,
+read by the importer's parsing; time per size and per MB. Linear scans keep the time per MB flat
+as the size grows fourfold twice; a quadratic one would multiply it by four.
 
     .venv/bin/python bench/transcript_scans.py
 """
@@ -32,7 +34,8 @@ def records(size: int) -> list[bytes]:
     cwd = "/home/me/code/app/.claude/worktrees/feature"
     common = {"sessionId": "s", "cwd": cwd, "timestamp": "2026-11-04T10:00:00Z"}
     turn = {**common, "uuid": "u1", "type": "user", "message": {"role": "user", "content": pasted}}
-    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat out.b64"}}
+    command = "git " * (size // 8) + "; " + "commit " * (size // 14)
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}
     asked = {**common, "uuid": "u2", "type": "assistant", "message": {"content": [call]}}
     result = {"type": "tool_result", "tool_use_id": "t1", "content": noise}
     output = {**common, "uuid": "u3", "type": "user", "message": {"content": [result]}}
@@ -50,7 +53,7 @@ def read_time(size: int) -> float:
 
 
 def main() -> None:
-    print("Claude Code transcript scans (a pasted file and a base64 tool result, each of size):")
+    print("Claude Code transcript scans (a pasted file, a command, a tool result, each of size):")
     for kb in SIZES_KB:
         seconds = min(read_time(kb * 1024) for _ in range(3))
         print(f"  {kb:5d} KB: {seconds:.3f} s, {seconds / (kb / 1024):.3f} s per MB")

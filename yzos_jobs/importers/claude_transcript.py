@@ -60,7 +60,7 @@ _CLOSING = re.compile(r"</([A-Za-z][\w:.-]*)\s*>")
 _BLANK_FIRST = re.compile(r"[ \t]*\n[ \t]*\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*$")
-_GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*?\bcommit\b")
+_PART_END = re.compile(r"[\n|;&]")  # where `git … commit` cannot go on
 _GIT_WORD = re.compile(r"\bgit\b")
 _COMMIT_WORD = re.compile(r"\bcommit\b")
 _COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
@@ -70,7 +70,7 @@ _MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']
 _DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
 _STDIN_FILE = re.compile(r"(?:-F|--file)(?:=|\s*)-(?!\S)")
 # `git commit … && git log …` / `&& git push …`: what shows a quiet commit was made.
-_CHAINED = re.compile(r"\bcommit\b[^\n]*?&&\s*git\s+(?:-\S+\s+)*(log|push)\b")
+_CHAINED = re.compile(r"&&\s*git\s+(?:-\S+\s+)*(log|push)\b")
 _LOGGED = re.compile(r"^(?:commit )?([0-9a-f]{7,40})(?: (.+))?$", re.MULTILINE)
 _PUSHED = re.compile(
     r"^\s*(?:[+ ]\s*)?(?:[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})|\* \[new branch\])\s+\S+\s+->\s+\S+",
@@ -191,10 +191,10 @@ def commit_message(command: str) -> tuple[str, str] | None:
     """(subject, body) of the message a `git commit` command passes: `-m "…"` (its value may be a
     `$(cat <<EOF …)` heredoc), or a heredoc given on standard input (`-F -`, `--file=-`). Only
     what follows `git commit` counts: a heredoc that wrote a file before it is no message."""
-    found = _GIT_COMMIT.search(command)
+    found = git_commit_end(command)
     if found is None:
         return None
-    rest = command[found.end() :]
+    rest = command[found:]
     message: str | None = None
     if m := _MESSAGE.search(rest):
         message = m.group(2)  # single-quoted: as written
@@ -227,7 +227,12 @@ def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None
     `&&` naming it. None when nothing shows it was made."""
     if done := _COMMITTED.search(result):
         return done.group(1), done.group(2).strip()
-    chained = _CHAINED.search(command[:COMMAND_CHARS])
+    text = command[:COMMAND_CHARS]
+    commit = _COMMIT_WORD.search(text)
+    if commit is None:
+        return None
+    line_end = text.find("\n", commit.end())  # the `&& git log` goes on the commit's line
+    chained = _CHAINED.search(text, commit.end(), line_end if line_end >= 0 else len(text))
     if chained is None:
         return None
     if chained.group(1) == "log":
@@ -257,6 +262,20 @@ def git_folders(command: str, cwd: str | None) -> list[tuple[str | None, bool]]:
                 where = repo.resolve(named.group(1), where)
             found.append((repo.normalise(where) if where else None, _commits(part)))
     return found
+
+
+def git_commit_end(command: str) -> int | None:
+    """Where the word `commit` of the first `git … commit` ends (both in one part of the command,
+    no `|`, `;`, `&` or line end between them), or None. Each part is read once: the time is
+    linear, whatever a hostile command repeats."""
+    start = 0
+    for end in [*(m.start() for m in _PART_END.finditer(command)), len(command)]:
+        if (git := _GIT_WORD.search(command, start, end)) and (
+            commit := _COMMIT_WORD.search(command, git.end(), end)
+        ):
+            return commit.end()
+        start = end + 1
+    return None
 
 
 def _commits(part: str) -> bool:
@@ -357,7 +376,7 @@ class TranscriptReader:
                         out.append(
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
-                if _GIT_COMMIT.search(command) and isinstance(part.get("id"), str):
+                if git_commit_end(command) is not None and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
                         base.uuid,
