@@ -76,7 +76,8 @@ def configure_logging(
         fmt = "console" if tty else "json"
     _json_logs = fmt == "json"
     renderer: Any = (
-        structlog.dev.ConsoleRenderer(colors=tty)
+        # Tracebacks plain: a rich one shows each frame's local variables, an API key among them.
+        structlog.dev.ConsoleRenderer(colors=tty, exception_formatter=structlog.dev.plain_traceback)
         if fmt == "console"
         else structlog.processors.JSONRenderer()
     )

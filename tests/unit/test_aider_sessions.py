@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from yzos_jobs.importers.aider_history import history_sessions
+from yzos_jobs.importers.aider_repository import spread_root
 from yzos_jobs.importers.closed_session import ClosedSession
 
 HEADER = "# aider chat started at 2026-11-04 10:00:00\n\n"
@@ -262,3 +263,16 @@ def test_only_aiders_start_up_block_pasted_back_is_set_aside(tmp_path: Path) -> 
     )
     asked = [r.text for e in [session] for r in e.events if hasattr(r, "text")]
     assert asked == ["FAILED tests/test_cache.py::test_expiry"]
+
+
+def test_the_folder_printed_files_spread_out_from_needs_them_in_two_folders() -> None:
+    assert spread_root(["/home/me/p/a/x.py", "/home/me/p/b/y.py", "/home/me/p/b/z.py"]) == (
+        "/home/me/p"
+    )
+    # two of three go on into folders: too few
+    assert spread_root(["/home/me/p/a/x.py", "/home/me/p/b/y.py", "/home/me/p/z.py"]) is None
+    # two drives are no one folder; one drive spelled in two cases is
+    assert spread_root(["C:\\w\\p\\a\\x.py", "D:\\w\\p\\b\\y.py", "D:\\w\\p\\c\\z.py"]) is None
+    assert (
+        spread_root(["C:\\W\\P\\a\\x.py", "c:\\w\\p\\b\\y.py", "C:\\w\\p\\c\\z.py"]) == "C:\\W\\P"
+    )

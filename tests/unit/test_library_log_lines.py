@@ -51,3 +51,20 @@ def test_the_schedulers_warnings_are_left_to_the_daemon_its_errors_kept(
     [record] = _records(json_stream)
     assert record["event"] == "Job raised an exception" and record["level"] == "error"
     assert "RuntimeError: boom" in str(record["exception"])
+
+
+def test_a_librarys_traceback_on_a_terminal_shows_no_local_values() -> None:
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    stream = io.StringIO()
+    configure_logging(LoggingSettings(), stream, log_format="console")
+    try:
+        api_key = "sk-live-local-secret"
+        raise RuntimeError(f"refused ({len(api_key)} chars)")
+    except RuntimeError:
+        logging.getLogger("sqlalchemy.pool").exception("connection lost")
+    finally:
+        root.handlers[:], root.level = handlers, level
+    shown = stream.getvalue()
+    assert "connection lost" in shown and "RuntimeError: refused" in shown
+    assert "sk-live-local-secret" not in shown

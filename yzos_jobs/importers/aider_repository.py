@@ -226,18 +226,26 @@ def spread_root(paths: list[str]) -> str | None:
     common folder, where at least SPREAD_PATHS of them go on into two folders of it or more
     (`/root/SERVER/data/…` and `/root/SERVER/client/…`: `/root/SERVER`). Files of one folder
     only show a folder somewhere in the repository, not its root."""
-    if len(paths) < SPREAD_PATHS or len({repo.is_windows(p) for p in paths}) > 1:
+    if len(paths) < SPREAD_PATHS:
         return None
+    windows = repo.is_windows(paths[0])
+    cls = repo.flavour(paths[0])
+
+    def key(name: str) -> str:
+        return name.casefold() if windows else name
+
+    anchors = {key(cls(p).anchor) for p in paths}
+    if len(anchors) > 1 or any(repo.is_windows(p) != windows for p in paths):
+        return None  # two drives, or two spellings: no one folder
     split = [repo.segments(p) for p in paths]
     common: list[str] = []
     for names in zip(*(parts[:-1] for parts in split), strict=False):
-        if len(set(names)) > 1:
+        if len({key(n) for n in names}) > 1:
             break
         common.append(names[0])
-    below = {parts[len(common)] for parts in split if len(parts) > len(common) + 1}
-    if len(below) < 2:
+    going_on = [parts[len(common)] for parts in split if len(parts) > len(common) + 1]
+    if len(going_on) < SPREAD_PATHS or len({key(n) for n in going_on}) < 2:
         return None
-    cls = repo.flavour(paths[0])
     root = str(cls(cls(paths[0]).anchor, *common))
     return root if deep_enough(root) else None
 

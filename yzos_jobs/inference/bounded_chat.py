@@ -82,7 +82,9 @@ class BoundedChat:
         `max_tokens` is invalid output."""
         if breaker.open:
             request_events.request_done("breaker_open", 0.0)
-            raise self.circuit_open(breaker)
+            refused = self.circuit_open(breaker)
+            refused.usage = ClassifierUsage(failures=1)  # a failure, and no call made
+            raise refused
         tokens: list[TokenCount | None] = []
         started = time.monotonic()
         try:

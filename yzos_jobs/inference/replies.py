@@ -32,22 +32,30 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 def extract_json(text: str) -> Any:
     """The first JSON object of a reply, past reasoning blocks and code fences. A reply that is
     a JSON object is read as it is: its strings may hold fences and tags of their own (a task
-    named by a request that quotes code)."""
+    named by a request that quotes code). Else, past reasoning blocks, the object at the first
+    `{`, then the one in a code fence."""
     text = text.strip()
-    if not text.startswith("{"):
-        text = _THINK_BLOCK.sub("", text).strip()
-        if not text.startswith("{") and (fenced := _FENCE.search(text)):
-            text = fenced.group(1).strip()
-    start = text.find("{")
-    if start < 0:
+    tried = [text] if text.startswith("{") else []
+    bare = _THINK_BLOCK.sub("", text).strip()
+    if (start := bare.find("{")) >= 0:
+        tried.append(bare[start:])
+    if fenced := _FENCE.search(bare):
+        inside = fenced.group(1).strip()
+        if (start := inside.find("{")) >= 0:
+            tried.append(inside[start:])
+    if not tried:
         raise LlmInvalidOutput("reply holds no JSON object")
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text[start:])
-    except json.JSONDecodeError as exc:
-        raise LlmInvalidOutput(f"malformed JSON: {exc.msg}") from None
-    except RecursionError:
-        raise LlmInvalidOutput("JSON nested too deeply") from None
-    return value
+    first_error = ""
+    for candidate in tried:
+        try:
+            value, _ = json.JSONDecoder().raw_decode(candidate)
+        except json.JSONDecodeError as exc:
+            first_error = first_error or exc.msg
+            continue
+        except RecursionError:
+            raise LlmInvalidOutput("JSON nested too deeply") from None
+        return value
+    raise LlmInvalidOutput(f"malformed JSON: {first_error}")
 
 
 def validate_reply(model: type[_Model], data: Any, what: str = "") -> _Model:
