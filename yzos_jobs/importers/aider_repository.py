@@ -284,15 +284,9 @@ def heads(paths: list[str], name: str) -> Iterator[str]:
 
 
 def prefix(paths: list[str], names: list[str]) -> str | None:
-    """The directory under which an absolute path of `paths` is a relative name of `names`."""
+    """The directory under which an absolute path of `paths` is a relative name of `names` (the
+    first name that has one)."""
     for name in names:
-        tail = repo.segments(name)
-        if not tail or repo.is_absolute(name) or ".." in tail:
-            continue
-        for path in paths:
-            parts = repo.segments(path)
-            if len(parts) > len(tail) and parts[-len(tail) :] == tail:
-                head = repo.join(path, "/".join([".."] * len(tail)))
-                if head and repo.is_absolute(head):
-                    return head
+        for head in heads(paths, name):
+            return head
     return None

@@ -120,6 +120,7 @@ class _Pending:
     subject: str | None
     command: str
     body: str = ""
+    git_in: str | None = None  # the folder the (last) commit of the call ran in
 
 
 def _text_parts(content: Any) -> list[str]:
@@ -260,7 +261,9 @@ def git_folders(command: str, cwd: str | None) -> list[tuple[str | None, bool]]:
             where = folder
             if (named := _GIT_FOLDER.search(part)) and where is not None:
                 where = repo.resolve(named.group(1), where)
-            found.append((repo.normalise(where) if where else None, _commits(part)))
+            found.append(
+                (repo.normalise(where) if where else None, git_commit_end(part) is not None)
+            )
     return found
 
 
@@ -276,13 +279,6 @@ def git_commit_end(command: str) -> int | None:
             return commit.end()
         start = end + 1
     return None
-
-
-def _commits(part: str) -> bool:
-    """Whether one part of a command runs `git commit` (found in linear time: the word `git`,
-    then `commit` after it)."""
-    git = _GIT_WORD.search(part)
-    return git is not None and _COMMIT_WORD.search(part, git.end()) is not None
 
 
 def _result_text(part: dict[str, Any]) -> str:
@@ -371,11 +367,13 @@ class TranscriptReader:
             name = part.get("name")
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
-                for folder, _ in git_folders(command, base.cwd):
+                ran = git_folders(command, base.cwd)
+                for folder, _ in ran:
                     if folder is not None:
                         out.append(
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
+                committed_in = [folder for folder, commits in ran if commits]
                 if git_commit_end(command) is not None and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
@@ -387,6 +385,7 @@ class TranscriptReader:
                         subject,
                         command[:COMMAND_CHARS],
                         body,
+                        committed_in[-1] if committed_in else None,
                     )
             elif name in _EDIT_TOOLS and base.line is not None:
                 path = tool_input.get("file_path") or tool_input.get("notebook_path")
@@ -416,10 +415,16 @@ class TranscriptReader:
             if not subject:
                 continue
             commit = Commit(call.line, sha, clean_text(subject, 1000) or subject, body=call.body)
-            ran = [f for f, commits in git_folders(call.command, call.cwd) if commits]
-            where = ran[-1] if ran else None  # the folder of the (last) commit the call made
             out.append(
-                Fact(call.uuid, call.session_id, call.line, call.at, call.cwd, commit, None, where)
+                Fact(
+                    call.uuid,
+                    call.session_id,
+                    call.line,
+                    call.at,
+                    call.cwd,
+                    commit,
+                    git_in=call.git_in,
+                )
             )
         return out
 

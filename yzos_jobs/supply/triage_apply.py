@@ -138,9 +138,9 @@ def _judge(
         try:
             reply, usage = _ask(ctx, t)
         except ClassifierError as exc:
-            # What the call cost; a failure all the same where none was made (no model)
-            cost = exc.usage if isinstance(exc.usage, ClassifierUsage) else ClassifierUsage()
-            cost = cost if cost.failures else cost + ClassifierUsage(failures=1)
+            # What the call cost (a failure, and no call, where none was made: no model)
+            usage = exc.usage
+            cost = usage if isinstance(usage, ClassifierUsage) else ClassifierUsage(failures=1)
             return None, cost, f"triage call: {exc}"
         proposals = _proposals_from_reply(reply, t.payload)
     else:
