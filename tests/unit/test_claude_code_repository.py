@@ -13,11 +13,24 @@ import pytest
 from tests.support.corpus import REAL
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.claude_code import transcript_groups
-from yzos_jobs.importers.claude_transcript import git_folders, transcript_sessions
+from yzos_jobs.importers.claude_transcript import (
+    clone_folder,
+    cloned_into,
+    git_folders,
+    transcript_sessions,
+)
 
 OMARCHY = "claude-code/-home-vwestberg-Claude/2b8d60c5-358e-4b3a-b1fd-28e0a2221fd2.jsonl"
 DEX_EVENTS = (
     "claude-code/-Users-shijie-Documents-Personal/da254fb0-10d6-4d61-a9e1-43b8455d4816.jsonl"
+)
+OPEN_WISPR = (
+    "claude-code/-Users-mikemorgenstern-TIDR-Dropbox-TIDR-Team-Folder-RG-Collab-Admin/"
+    "7d48b15d-e2d0-4b94-a40b-621ba5e8485f.jsonl"
+)
+BARE_WORKTREE = (
+    "claude-code/-Users-jbiggs-code-buy-hh-buy-honehealth-com-main/"
+    "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
 )
 
 
@@ -37,6 +50,17 @@ def test_a_session_that_made_a_repository_beside_its_folder_and_committed_there_
 def test_a_session_started_in_a_folder_of_repositories_works_in_the_one_it_committed_in() -> None:
     # cwd ~/Documents/Personal; `cd blockchain-dex-events`, every commit made there
     assert _project(REAL / DEX_EVENTS) == "/Users/shijie/Documents/Personal/blockchain-dex-events"
+
+
+def test_a_session_started_outside_a_repository_works_in_the_one_it_cloned() -> None:
+    # cwd a shared-drive folder (no repository): `cd /tmp && git clone …/open-wispr.git`, then
+    # its sources read to look into the app's crashes
+    assert _project(REAL / OPEN_WISPR) == "/tmp/open-wispr"
+
+
+def test_a_worktree_folder_named_after_a_branch_is_its_repository() -> None:
+    # a bare clone's layout: the worktree `<repo>/main`, gone on to a branch of its own
+    assert _project(REAL / BARE_WORKTREE) == "/Users/jbiggs/code/buy-hh/buy-honehealth-com"
 
 
 def _record(n: int, cwd: str, kind: str, content: Any, branch: str = "HEAD") -> dict[str, Any]:
@@ -132,6 +156,92 @@ def test_commits_in_two_repositories_leave_the_session_where_it_started(tmp_path
         ("/home/me/work", 'cd web && git commit -m "Fix the build"', COMMITTED),
     )
     assert _project(path) == "/home/me/work"
+
+
+CLONED = "Cloning into 'tool'...\nremote: Enumerating objects: 12, done."
+
+
+def test_a_clone_places_the_session_only_where_nothing_else_does(tmp_path: Path) -> None:
+    clone = ("/home/me/scratch", "git clone https://example.org/tool.git", CLONED)
+    read = ("/home/me/scratch", "cat tool/README.md", "# tool")
+    assert _project(_transcript(tmp_path, clone, read)) == "/home/me/scratch/tool"
+    # started in a repository: a clone beside it is a dependency looked at
+    assert _project(_transcript(tmp_path, clone, read, branch="main")) == "/home/me/scratch"
+    # two clones: no one of them is the work
+    other = ("/home/me/scratch", "git clone https://example.org/lib.git", "Cloning into 'lib'...")
+    assert _project(_transcript(tmp_path, clone, other)) == "/home/me/scratch"
+    # a clone that failed made nothing
+    failed = ("/home/me/scratch", "git clone https://example.org/tool.git", "fatal: not found")
+    assert _project(_transcript(tmp_path, failed)) == "/home/me/scratch"
+
+
+def test_edits_in_the_start_folder_keep_a_session_that_cloned_there(tmp_path: Path) -> None:
+    path = _transcript(
+        tmp_path, ("/home/me/scratch", "git clone https://example.org/tool.git", CLONED)
+    )
+    for file, project in (
+        ("/home/me/scratch/tool/main.py", "/home/me/scratch/tool"),
+        ("/home/me/scratch/.notes/plan.md", "/home/me/scratch/tool"),  # a tool's hidden folder
+        ("/home/me/scratch/notes.md", "/home/me/scratch"),
+    ):
+        edit = {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": file}}
+        written = json.dumps(_record(9, "/home/me/scratch", "assistant", [edit]))
+        lines = [*path.read_text().splitlines()[:3], written]
+        path.write_text("\n".join(lines) + "\n")
+        assert _project(path) == project, file
+
+
+@pytest.mark.parametrize(
+    ("command", "cwd", "output", "made"),
+    [
+        ("git clone u", "/home/me", "Cloning into 'u'...", ["/home/me/u"]),
+        ("cd /tmp && git clone --depth=1 u x", "/home/me", "Cloning into 'x'...", ["/tmp/x"]),
+        ("cd $D && git clone u x", "/a", "Cloning into 'x'...", []),  # folder not known
+        ("cd $D && git clone u /srv/x", "/a", "Cloning into '/srv/x'...", ["/srv/x"]),
+        ("git clone --bare u", "/a", "Cloning into bare repository 'u.git'...", ["/a/u.git"]),
+        ("git clone u", "/home/me", "fatal: repository 'u' does not exist", []),
+    ],
+)
+def test_what_a_clone_made(command: str, cwd: str | None, output: str, made: list[str]) -> None:
+    assert cloned_into(clone_folder(command, cwd), output) == made
+
+
+@pytest.mark.parametrize(
+    ("cwd", "branches", "main"),
+    [
+        ("/Users/ann/code/shop/main", [], "/Users/ann/code/shop"),
+        ("/Users/ann/code/shop/master", ["fix/login"], "/Users/ann/code/shop"),
+        ("/Users/ann/code/shop/feat/login", ["feat/login"], "/Users/ann/code/shop"),
+        ("C:\\dev\\shop\\hotfix", ["hotfix"], "C:\\dev\\shop"),
+        ("/Users/ann/code/shop", ["main"], None),
+        ("/main", [], None),  # a folder above is needed
+    ],
+)
+def test_the_repository_of_a_folder_named_after_a_branch(
+    cwd: str, branches: list[str], main: str | None
+) -> None:
+    assert repo.branch_worktree_main(cwd, branches) == main
+
+
+def test_a_folder_named_after_a_branch_moves_only_a_session_started_in_a_repository(
+    tmp_path: Path,
+) -> None:
+    step = ("/home/me/shop/main", "npm test", "ok")
+    assert _project(_transcript(tmp_path, step, branch="fix/login")) == "/home/me/shop"
+    assert _project(_transcript(tmp_path, step)) == "/home/me/shop/main"
+
+
+@pytest.mark.parametrize(
+    ("cwd", "main"),
+    [
+        ("/Users/ann/code/shop/.worktrees/fix-login", "/Users/ann/code/shop"),
+        ("/Users/ann/code/shop/.worktrees/feat/x/web", "/Users/ann/code/shop"),
+        ("/Users/ann/.cursor/worktrees/shop/a1b2c", "/Users/ann/.cursor/worktrees/shop"),
+        ("/Users/ann/code/shop/.worktrees", None),
+    ],
+)
+def test_worktree_tools_layouts(cwd: str, main: str | None) -> None:
+    assert repo.worktree_main(cwd) == main
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ parsing (no database: the write path is tested in tests/integration)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.support.corpus import (
@@ -139,6 +140,61 @@ def test_a_request_typed_beside_an_opened_file_is_a_request() -> None:
     [request] = [e for e in session.events if getattr(e, "line", 0) == 3]
     assert isinstance(request, Request)
     assert request.title.startswith("我需要你把这个plan.md里的内容精简一下")
+
+
+def test_a_request_typed_while_claude_code_worked_joins_the_work_in_progress() -> None:
+    # Claude Code queued "I want a cute orange style…" (line 38) while it planned the sticky-note
+    # app, and handed it over within the turn as a `queued_command` attachment
+    [session] = claude(STICKY)
+    [queued] = [e for e in session.events if isinstance(e, Request) and e.line == 38]
+    assert queued.queued and queued.title.startswith("我想要可爱的橘子风格")
+    [first, *_] = session.tasks()
+    assert [r.line for r in first.item.requests] == [4, 10, 38]
+    # a task's notification queued the same way is no request
+    assert not [e for e in session.events if e.line == 271]
+
+
+def test_text_typed_beside_a_tool_result_is_a_queued_request(tmp_path: Path) -> None:
+    # older Claude Code wrote a prompt typed while a tool ran beside the tool's result
+    def record(n: int, kind: str, content: list[dict[str, object]]) -> str:
+        return json.dumps(
+            {
+                "uuid": f"u{n}",
+                "sessionId": "s1",
+                "cwd": "/home/me/shop",
+                "type": kind,
+                "message": {"role": kind, "content": content},
+                "timestamp": f"2026-11-04T10:00:{n:02d}Z",
+            }
+        )
+
+    edit = {"file_path": "/home/me/shop/cart.py", "old_string": "a", "new_string": "b"}
+    call = {"type": "tool_use", "id": "t1", "name": "Edit", "input": edit}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "The file was updated"}
+    path = tmp_path / "s1.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                record(1, "user", [{"type": "text", "text": "Add a cart page"}]),
+                record(2, "assistant", [call]),
+                record(
+                    3,
+                    "user",
+                    [
+                        result,
+                        {"type": "text", "text": "also show the cart's total"},
+                    ],
+                ),
+                record(4, "user", [{"type": "text", "text": "Now write the checkout page"}]),
+            ]
+        )
+        + "\n"
+    )
+    [group] = transcript_groups([path])
+    [session] = transcript_sessions(group)
+    requests = [e for e in session.events if isinstance(e, Request)]
+    assert [(r.line, r.queued) for r in requests] == [(1, False), (3, True), (4, False)]
+    assert [[r.line for r in t.item.requests] for t in session.tasks()] == [[1, 3], [4]]
 
 
 def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:

@@ -11,7 +11,9 @@ gives (a `Fact`):
   `[Request interrupted by user…]` marker; text Claude Code or another tool wrapped in tags
   (`<task-notification>`, `<bash-input>`, `<local-command-stdout>`, `<system_instruction>`, …),
   except a slash command's `<command-args>`, which is the request it carries; a bare slash
-  command. A request that hands over a plan is titled by the plan's heading.
+  command. A request that hands over a plan is titled by the plan's heading. A prompt typed while
+  Claude Code worked, handed over within the turn, is a request too (`queued`): a
+  `queued_command` attachment in prompt mode, or (older versions) text beside a tool's result.
 - a commit: a Bash tool call running `git commit` whose result shows git's `[<branch> <sha>]
   <subject>` line (possibly after hook output); its subject is the first line of the message
   the command passed (`-m "…"`, or a heredoc), else the one git printed. It rests on the line of
@@ -86,6 +88,9 @@ _GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
 _GIT_RUN = re.compile(
     r"(?:^|[\s;&|(])git\s+(?!(?:clone|init|help|--version|--help)\b|config\s+--global\b)"
 )
+_GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
+# What git prints when it clones: the new repository's folder as the command named it.
+_CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
 COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
 BODY_CHARS = 1000  # of a commit message's body kept as evidence
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -106,6 +111,7 @@ class Fact:
     # The record's `gitBranch`: the branch of the repository the session started in, or `HEAD`
     # where it started in none (or in a repository with no commit yet, or a detached HEAD).
     git_branch: str | None = None
+    cloned: str | None = None  # a repository a `git clone` made
 
 
 @dataclass
@@ -245,26 +251,48 @@ def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None
     return None
 
 
-def git_folders(command: str, cwd: str | None) -> list[tuple[str | None, bool]]:
-    """(folder, whether it commits) for each git the parts of a Bash command run, in order: the
-    folder `git -C` names, else the one the parts before it changed into (`cd`, `pushd`), else
-    the record's cwd (Claude Code writes the shell's). None where the folder cannot be told (`cd
-    -`, `cd "$DIR"`, `cd` alone)."""
+def _git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
+    """(folder, part) for each part of a Bash command that runs git, in order: the folder `git
+    -C` names, else the one the parts before it changed into (`cd`, `pushd`), else the record's
+    cwd (Claude Code writes the shell's). None where the folder cannot be told (`cd -`, `cd
+    "$DIR"`, `cd` alone)."""
     folder = cwd
-    found: list[tuple[str | None, bool]] = []
     for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
         part = part.strip()
         if change := _CHANGE_FOLDER.match(part):
             target = change.group(1)
             folder = repo.resolve(target, folder) if target and folder else None
-        elif _GIT_RUN.search(part):
+        elif _GIT_WORD.search(part):
             where = folder
             if (named := _GIT_FOLDER.search(part)) and where is not None:
                 where = repo.resolve(named.group(1), where)
-            found.append(
-                (repo.normalise(where) if where else None, git_commit_end(part) is not None)
-            )
+            yield (repo.normalise(where) if where else None), part
+
+
+def git_folders(command: str, cwd: str | None) -> list[tuple[str | None, bool]]:
+    """(folder, whether it commits) for each git of a Bash command that reads or writes a
+    repository (see `_git_parts` for the folder)."""
+    return [
+        (folder, git_commit_end(part) is not None)
+        for folder, part in _git_parts(command, cwd)
+        if _GIT_RUN.search(part)
+    ]
+
+
+def clone_folder(command: str, cwd: str | None) -> str | None:
+    """The folder the last `git clone` of a Bash command ran in (where the folder git prints,
+    `Cloning into '<folder>'...`, is relative to), or None."""
+    found = None
+    for folder, part in _git_parts(command, cwd):
+        if _GIT_CLONE.search(part):
+            found = folder
     return found
+
+
+def cloned_into(folder: str | None, result: str) -> list[str]:
+    """The repositories a `git clone` run in `folder` made, as git names them in its output."""
+    made = (repo.resolve(name, folder) for name in _CLONING_INTO.findall(result))
+    return [where for where in made if where is not None]
 
 
 def git_commit_end(command: str) -> int | None:
@@ -295,6 +323,7 @@ class TranscriptReader:
     def __init__(self, report: Callable[[ImportRecordError], None]) -> None:
         self.report = report
         self._pending: dict[str, _Pending] = {}
+        self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
         self._seen: set[str] = set()
         self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
 
@@ -339,12 +368,20 @@ class TranscriptReader:
         kind = r.get("type")
         if kind == "assistant" and isinstance(content, list):
             return [base, *self._tool_calls(base, content)]
+        if kind == "attachment" and not subagent:
+            return [base, *self._queued(base, r.get("attachment"))]
         if kind != "user":
             return [base]
         if isinstance(content, list) and any(
             isinstance(p, dict) and p.get("type") == "tool_result" for p in content
         ):
-            return [base, *self._tool_results(base, content)]
+            found = [base, *self._tool_results(base, content)]
+            if not subagent and not any(r.get(flag) for flag in _MACHINE_FLAGS):
+                # text typed while the tool ran, which Claude Code (before its queued-command
+                # attachments) wrote beside the tool's result
+                typed = [p for p in content if isinstance(p, dict) and p.get("type") == "text"]
+                found += self._queued(base, {"prompt": "\n\n".join(_text_parts(typed))})
+            return found
         if subagent or any(r.get(flag) for flag in _MACHINE_FLAGS):
             return [base]
         if isinstance(message, dict) and message.get("role", "user") != "user":
@@ -357,6 +394,22 @@ class TranscriptReader:
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
         text = typed[:REQUEST_CHARS]
         return [replace(base, event=Request(line, text, title_of(text, plan)))]
+
+    def _queued(self, base: Fact, attachment: Any) -> list[Fact]:
+        """A prompt typed while Claude Code worked, handed to it within the turn: a
+        `queued_command` attachment in prompt mode (not a task's notification)."""
+        if not isinstance(attachment, dict) or base.line is None:
+            return []
+        if attachment.get("type", "queued_command") != "queued_command":
+            return []
+        prompt = attachment.get("prompt")
+        if attachment.get("commandMode", "prompt") != "prompt" or not isinstance(prompt, str):
+            return []
+        typed = typed_text(prompt)
+        if not typed:
+            return []
+        text = typed[:REQUEST_CHARS]
+        return [replace(base, event=Request(base.line, text, title_of(text), queued=True))]
 
     def _tool_calls(self, base: Fact, content: list[Any]) -> list[Fact]:
         out: list[Fact] = []
@@ -374,6 +427,8 @@ class TranscriptReader:
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
                 committed_in = [folder for folder, commits in ran if commits]
+                if _GIT_CLONE.search(command) and isinstance(part.get("id"), str):
+                    self._clones[part["id"]] = clone_folder(command, base.cwd)
                 if git_commit_end(command) is not None and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
@@ -404,7 +459,12 @@ class TranscriptReader:
             text = _result_text(part)
             if base.cwd and (main := repo.main_repository_in(text, base.cwd)):
                 out.append(Fact(base.uuid, base.session_id, None, None, None, None, main))
-            call = self._pending.pop(str(part.get("tool_use_id")), None)
+            call_id = str(part.get("tool_use_id"))
+            if call_id in self._clones:
+                clones_in = self._clones.pop(call_id)
+                made = [] if part.get("is_error") else cloned_into(clones_in, text)
+                out += [Fact(base.uuid, base.session_id, None, None, None, cloned=m) for m in made]
+            call = self._pending.pop(call_id, None)
             if call is None or part.get("is_error") or call.line is None:
                 continue
             done = confirmed_commit(call.command, text)
@@ -442,8 +502,13 @@ class TranscriptSession:
         if cwd is None:
             return None
         shown = next((f.main_repository for f in self.facts if f.main_repository), None)
-        cwd = self._committed_in(cwd) or cwd
-        found = shown or repo.worktree_main(cwd) or repo.normalise(cwd)
+        cwd = self._committed_in(cwd) or self._cloned_into(cwd) or cwd
+        found = (
+            shown
+            or repo.worktree_main(cwd)
+            or self._branch_worktree_main(cwd)
+            or repo.normalise(cwd)
+        )
         if found is None or not repo.is_account_folder(found):
             return found
         # Started in the home directory or on the desktop: the work is in the folder there the
@@ -460,8 +525,7 @@ class TranscriptSession:
         in, and the start folder shows no repository: Claude Code found no branch there, and no
         git command ran there. The session went into the repository it worked in, from a folder
         that holds repositories or from beside it."""
-        branch = next((f.git_branch for f in self.facts if f.git_branch is not None), None)
-        if branch not in (None, "", "HEAD"):
+        if self._start_branch() is not None:
             return None  # started in a repository: a commit from a folder in it is its own
         windows = repo.is_windows(start)
 
@@ -475,6 +539,37 @@ class TranscriptSession:
         if folder is None or key(folder) == begun:
             return None
         return None if any(key(f.git_in) == begun for f in self.facts) else folder
+
+    def _start_branch(self) -> str | None:
+        """The branch Claude Code found where the session started; None outside a repository
+        (`HEAD`, or no branch written)."""
+        branch = next((f.git_branch for f in self.facts if f.git_branch is not None), None)
+        return None if branch in (None, "", "HEAD") else branch
+
+    def _cloned_into(self, start: str) -> str | None:
+        """The repository the session cloned, where it started in no repository, cloned one
+        only, committed nothing, and edited nothing in the start folder outside it (a tool's
+        hidden folder aside): the session went to work on what it cloned."""
+        if self._start_branch() is not None or any(isinstance(f.event, Commit) for f in self.facts):
+            return None  # a commit places the session (see `_committed_in`)
+        made = {f.cloned for f in self.facts if f.cloned}
+        if len(made) != 1:
+            return None
+        clone = made.pop()
+        for f in self.facts:
+            if isinstance(f.event, FileTouched) and repo.is_within(f.event.path, start):
+                below = repo.segments(f.event.path)[len(repo.segments(start)) :]
+                if not repo.is_within(f.event.path, clone) and not below[0].startswith("."):
+                    return None
+        return clone
+
+    def _branch_worktree_main(self, cwd: str) -> str | None:
+        """The repository of a worktree folder named after a branch, where the session started
+        in a repository (Claude Code found a branch)."""
+        if self._start_branch() is None:
+            return None
+        branches = {f.git_branch for f in self.facts if f.git_branch not in (None, "", "HEAD")}
+        return repo.branch_worktree_main(cwd, sorted(b for b in branches if b))
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""

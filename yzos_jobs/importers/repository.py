@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
@@ -150,12 +151,15 @@ def main_repository_in(text: str, worktree: str) -> str | None:
 
 
 # Where tools that make worktrees put them: folders, and whether the repository's folder comes
-# before them (`<repo>/.claude/worktrees/<name>`, Claude Code's own) or right after them
-# (`conductor/workspaces/<repo>/<name>`: Conductor does not show the main repository's path, and
-# the folder named as it stands for it).
+# before them (`<repo>/.claude/worktrees/<name>`, Claude Code's own; `<repo>/.worktrees/<name>`,
+# where worktree skills and scripts keep them) or right after them
+# (`conductor/workspaces/<repo>/<name>`, `~/.cursor/worktrees/<repo>/<name>`: Conductor and Cursor
+# do not show the main repository's path, and the folder named as it stands for it).
 _WORKTREE_LAYOUTS: tuple[tuple[tuple[str, ...], bool], ...] = (
     ((".claude", "worktrees"), False),
+    ((".worktrees",), False),
     (("conductor", "workspaces"), True),
+    ((".cursor", "worktrees"), True),
 )
 
 
@@ -177,6 +181,35 @@ def worktree_main(cwd: str) -> str | None:
         return None
     cls = flavour(cwd)
     return str(cls(cls(cwd).anchor, *names[:best]))
+
+
+# The names git gives a repository's first branch: a worktree folder of a bare clone's layout
+# (`<repo>/.bare` beside `<repo>/main`, `<repo>/feature-x`) is named after the branch it was made
+# for, and keeps that name when the worktree goes on to another branch.
+_FIRST_BRANCHES = ("main", "master")
+
+
+def branch_worktree_main(cwd: str, branches: Iterable[str]) -> str | None:
+    """The folder above a worktree named after a branch (`<repo>/main`, or `<repo>/feat/x` for
+    branch `feat/x`): the session's branches, or a first branch's name; None where the folder's
+    name is no branch's."""
+    names = segments(cwd)
+    for branch in (*branches, *_FIRST_BRANCHES):
+        tail = [n for n in branch.split("/") if n]
+        if tail and len(names) > len(tail) and names[-len(tail) :] == tail:
+            cls = flavour(cwd)
+            return str(cls(cls(cwd).anchor, *names[: -len(tail)]))
+    return None
+
+
+def is_within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies below it (Windows names compared without case)."""
+    if is_windows(path) != is_windows(folder) or is_absolute(path) != is_absolute(folder):
+        return False
+    inner, outer = segments(path), segments(folder)
+    if is_windows(folder):
+        inner, outer = [n.casefold() for n in inner], [n.casefold() for n in outer]
+    return inner[: len(outer)] == outer
 
 
 # Folders every account has, where people start a tool without being in a repository: the home

@@ -38,6 +38,9 @@ class Request:
     text: str  # the request as typed (bounded): its naming line names it, the rest is context
     title: str
     asked: bool = False  # sent in a mode that answers without editing (aider's `/ask`)
+    # Typed while the tool was working and handed to it within that turn (Claude Code's queued
+    # prompt): it bears on the work in progress rather than starting the next item.
+    queued: bool = False
 
     @property
     def question(self) -> bool:
