@@ -28,6 +28,18 @@ OPEN_WISPR = (
     "claude-code/-Users-mikemorgenstern-TIDR-Dropbox-TIDR-Team-Folder-RG-Collab-Admin/"
     "7d48b15d-e2d0-4b94-a40b-621ba5e8485f.jsonl"
 )
+LISTED_WORKTREE = (
+    "claude-code/-Users-liuhanwen-Desktop-project-fix-user-access-device/"
+    "8732a6fa-3fd8-4f6b-8af2-03a027f18f97.jsonl"
+)
+SUBFOLDER = (
+    "claude-code/-Users-xuwentao-Projects-github-patent-platform-backend/"
+    "e827650c-0d38-4ecf-8575-2f75aaf959bc.jsonl"
+)
+WORKTREES_FOLDER = (
+    "claude-code/-home-sanand-code-datastories-worktree-bolly2-bollywood-top-grossing/"
+    "b90b1f0d-a621-4cd9-ab50-9f3bb6ff4c35.jsonl"
+)
 BARE_WORKTREE = (
     "claude-code/-Users-jbiggs-code-buy-hh-buy-honehealth-com-main/"
     "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
@@ -61,6 +73,60 @@ def test_a_session_started_outside_a_repository_works_in_the_one_it_cloned() -> 
 def test_a_worktree_folder_named_after_a_branch_is_its_repository() -> None:
     # a bare clone's layout: the worktree `<repo>/main`, gone on to a branch of its own
     assert _project(REAL / BARE_WORKTREE) == "/Users/jbiggs/code/buy-hh/buy-honehealth-com"
+
+
+def test_a_worktree_git_worktree_list_shows_is_its_main_repository() -> None:
+    # cwd a linked worktree beside the repository; `git worktree list` prints the main one first
+    assert _project(REAL / LISTED_WORKTREE) == "/Users/liuhanwen/Desktop/project/webtech-monorepo"
+
+
+def test_a_session_started_in_a_subfolder_of_its_repository_is_the_repository() -> None:
+    # cwd `patent-platform/backend`; the session read and edited the root's `.gitignore` and
+    # CLAUDE.md (the backend's own `.gitignore` too)
+    assert _project(REAL / SUBFOLDER) == "/Users/xuwentao/Projects/github/patent-platform"
+
+
+def test_a_worktree_in_a_folder_of_worktrees_named_after_its_branch_is_the_repository() -> None:
+    # cwd `datastories/worktree/bolly2/bollywood-top-grossing` on branch `bolly2`
+    assert _project(REAL / WORKTREES_FOLDER) == "/home/sanand/code/datastories"
+
+
+@pytest.mark.parametrize(
+    ("text", "cwd", "marks"),
+    [
+        ("cat /r/app/.gitignore", "/r/app/web", [("/r/app", False)]),
+        ("ls /r/app/.git/", "/r/app/web", [("/r/app", True)]),
+        ("/r/app/.git/modules/web/HEAD", "/r/app/web", []),  # a submodule's git directory
+        ("/r/app/.github/workflows/ci.yml", "/r/app/web", []),
+        ("/home/ann/.gitignore", "/home/ann/app", []),  # the home directory is no repository
+        ("C:\\dev\\app\\.gitignore", "C:\\dev\\app\\web", [("C:\\dev\\app", False)]),
+    ],
+)
+def test_where_a_repository_root_shows(text: str, cwd: str, marks: list[tuple[str, bool]]) -> None:
+    assert repo.root_marks(text, cwd) == marks
+
+
+def test_a_subfolder_moves_only_a_session_started_in_a_repository(tmp_path: Path) -> None:
+    step = ("/home/me/shop/web", "cat /home/me/shop/.gitignore", "node_modules")
+    assert _project(_transcript(tmp_path, step, branch="main")) == "/home/me/shop"
+    assert _project(_transcript(tmp_path, step)) == "/home/me/shop/web"
+    # the start folder's own `.git` shows: it is the root
+    own = ("/home/me/shop/web", "ls /home/me/shop/web/.git/", "HEAD")
+    assert _project(_transcript(tmp_path, step, own, branch="main")) == "/home/me/shop/web"
+
+
+@pytest.mark.parametrize(
+    ("text", "cwd", "main"),
+    [
+        ("/p/app  1a2b3c4 [main]\n/p/app-fix  5d6e7f8 [fix]\n", "/p/app-fix/src", "/p/app"),
+        ("/p/app  1a2b3c4 [main]\n/p/app-fix  5d6e7f8 [fix]\n", "/p/app", None),
+        ("/p/shop/.bare  (bare)\n/p/shop/main  1a2b3c4 [main]\n", "/p/shop/main", "/p/shop"),
+        ("worktree /p/app\nHEAD 1a2b\n\nworktree /p/wt\nHEAD 3c4d\n", "/p/wt", "/p/app"),
+        ("/p/app  1a2b3c4 [main]\n", "/p/app", None),
+    ],
+)
+def test_the_main_worktree_git_lists(text: str, cwd: str, main: str | None) -> None:
+    assert repo.main_worktree_listed(text, cwd) == main
 
 
 def _record(n: int, cwd: str, kind: str, content: Any, branch: str = "HEAD") -> dict[str, Any]:
@@ -215,6 +281,8 @@ def test_what_a_clone_made(command: str, cwd: str | None, output: str, made: lis
         ("C:\\dev\\shop\\hotfix", ["hotfix"], "C:\\dev\\shop"),
         ("/Users/ann/code/shop", ["main"], None),
         ("/main", [], None),  # a folder above is needed
+        ("/home/me/app/worktrees/fix-x/web", ["fix-x"], "/home/me/app"),
+        ("/Users/ann/dev/shop", ["dev"], None),  # a folder named like a branch, not a worktree
     ],
 )
 def test_the_repository_of_a_folder_named_after_a_branch(

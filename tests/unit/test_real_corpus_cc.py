@@ -7,6 +7,7 @@ labels-claude-code.jsonl)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,8 @@ LABEL_KEYS = {
 }
 # A transcript is trimmed to its first whole lines (most to 400 KB or less; two of the seventh
 # round keep the lines their labels rest on, 1 and 2.4 MB); the clone stays small.
-CC_BUDGET_BYTES = 18_000_000
-CC_MAX_FILES = 70
+CC_BUDGET_BYTES = 31_000_000
+CC_MAX_FILES = 80
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000
 
@@ -73,6 +74,10 @@ def _is_request(record: dict[str, Any]) -> bool:
     return isinstance(content, str)
 
 
+# `git commit`, `git -C x commit`, `/usr/bin/git --git-dir=… commit`: one part of a command
+_GIT_COMMIT = re.compile(r"\bgit\b[^\n|;&]*\bcommit\b")
+
+
 def _is_commit(record: dict[str, Any]) -> bool:
     if record.get("type") != "assistant":
         return False
@@ -81,7 +86,7 @@ def _is_commit(record: dict[str, Any]) -> bool:
         isinstance(p, dict)
         and p.get("type") == "tool_use"
         and p.get("name") == "Bash"
-        and "git commit" in str(p.get("input", {}).get("command", ""))
+        and _GIT_COMMIT.search(str(p.get("input", {}).get("command", ""))) is not None
         for p in content
     )
 
@@ -109,10 +114,10 @@ def test_labels_agree_with_the_transcript_they_name() -> None:
     for label in _label_lines():
         path = CORPUS / label["source"]
         assert path.is_file(), label["source"]
-        records = _records(path)
-        assert label["session_id"] == next(r["sessionId"] for r in records if r.get("sessionId"))
-        assert label["session_start"] == next(r["timestamp"] for r in records if r.get("timestamp"))
-        assert label["project_path_hint"] == next(r["cwd"] for r in records if r.get("cwd"))
+        own = [r for r in _records(path) if r.get("sessionId") == label["session_id"]]
+        assert own, (label["source"], label["session_id"])
+        assert label["session_start"] == next(r["timestamp"] for r in own if r.get("timestamp"))
+        assert label["project_path_hint"] == next(r["cwd"] for r in own if r.get("cwd"))
 
 
 def test_labelled_lines_exist_and_are_requests_or_commits() -> None:
@@ -132,10 +137,16 @@ def test_labelled_lines_exist_and_are_requests_or_commits() -> None:
 
 
 def test_every_session_is_labelled_once() -> None:
-    sources = [label["source"] for label in _label_lines()]
-    assert len(sources) == len(set(sources))
-    expected = {p.relative_to(CORPUS).as_posix() for p in _main_transcripts()}
-    assert set(sources) == expected
+    # a file may hold several sessions (a session resumed under a new id in one committed file)
+    sessions = [(label["source"], label["session_id"]) for label in _label_lines()]
+    assert len(sessions) == len(set(sessions))
+    expected = {
+        (path.relative_to(CORPUS).as_posix(), r["sessionId"])
+        for path in _main_transcripts()
+        for r in _records(path)
+        if r.get("uuid") and r.get("sessionId")
+    }
+    assert set(sessions) == expected
 
 
 def test_transcripts_are_whole_json_lines() -> None:

@@ -21,7 +21,8 @@ gives (a `Fact`):
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names.
 - where the repository is: the record's `cwd`; and, when the cwd is a git worktree, its main
   repository where the transcript shows it (a `.git/worktrees/<name>` path in a command's output,
-  `<repo>/.claude/worktrees/<name>` as the cwd itself); and the folder each git command ran in,
+  `git worktree list` naming the main worktree first, `<repo>/.claude/worktrees/<name>` as the
+  cwd itself); and the folder each git command ran in,
   so that a session that committed only somewhere else than where it started is placed there.
 """
 
@@ -94,6 +95,9 @@ _CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\
 COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
 BODY_CHARS = 1000  # of a commit message's body kept as evidence
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+# A tool call's inputs that name files or folders: the Bash command, the path a tool reads,
+# edits or searches.
+_PATH_INPUTS = frozenset({"command", "file_path", "notebook_path", "path"})
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,9 @@ class Fact:
     # where it started in none (or in a repository with no commit yet, or a detached HEAD).
     git_branch: str | None = None
     cloned: str | None = None  # a repository a `git clone` made
+    # A folder at or above the record's cwd whose `.git` (True) or `.gitignore` (False) a tool's
+    # call or result shows: where the repository's root may be.
+    root_mark: tuple[str, bool] | None = None
 
 
 @dataclass
@@ -395,6 +402,14 @@ class TranscriptReader:
         text = typed[:REQUEST_CHARS]
         return [replace(base, event=Request(line, text, title_of(text, plan)))]
 
+    def _root_marks(self, base: Fact, text: str) -> list[Fact]:
+        if not base.cwd or not text:
+            return []
+        return [
+            Fact(base.uuid, base.session_id, None, None, None, root_mark=mark)
+            for mark in repo.root_marks(text, base.cwd)
+        ]
+
     def _queued(self, base: Fact, attachment: Any) -> list[Fact]:
         """A prompt typed while Claude Code worked, handed to it within the turn: a
         `queued_command` attachment in prompt mode (not a task's notification)."""
@@ -418,6 +433,11 @@ class TranscriptReader:
                 continue
             tool_input = part.get("input") if isinstance(part.get("input"), dict) else {}
             name = part.get("name")
+            if base.cwd:
+                named = [
+                    v for k, v in tool_input.items() if k in _PATH_INPUTS and isinstance(v, str)
+                ]
+                out += self._root_marks(base, "\n".join(named))
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 ran = git_folders(command, base.cwd)
@@ -457,7 +477,11 @@ class TranscriptReader:
             if not isinstance(part, dict) or part.get("type") != "tool_result":
                 continue
             text = _result_text(part)
-            if base.cwd and (main := repo.main_repository_in(text, base.cwd)):
+            out += self._root_marks(base, text)
+            if base.cwd and (
+                main := repo.main_repository_in(text, base.cwd)
+                or repo.main_worktree_listed(text, base.cwd)
+            ):
                 out.append(Fact(base.uuid, base.session_id, None, None, None, None, main))
             call_id = str(part.get("tool_use_id"))
             if call_id in self._clones:
@@ -507,6 +531,7 @@ class TranscriptSession:
             shown
             or repo.worktree_main(cwd)
             or self._branch_worktree_main(cwd)
+            or self._root_above(cwd)
             or repo.normalise(cwd)
         )
         if found is None or not repo.is_account_folder(found):
@@ -562,6 +587,23 @@ class TranscriptSession:
                 if not repo.is_within(f.event.path, clone) and not below[0].startswith("."):
                     return None
         return clone
+
+    def _root_above(self, start: str) -> str | None:
+        """The repository's root above the folder a session started in, where Claude Code found
+        a branch there (a subfolder of the repository, `<repo>/backend`): the innermost folder
+        above it whose `.git` the session showed, else the outermost whose `.gitignore` it
+        showed; None where the start folder's own `.git` showed, or nothing above it did."""
+        if self._start_branch() is None or (begun := repo.normalise(start)) is None:
+            return None
+        marks = {f.root_mark for f in self.facts if f.root_mark is not None}
+        if (begun, True) in marks:
+            return None
+        above = [(folder, git) for folder, git in marks if folder != begun]
+        above = [(folder, git) for folder, git in above if repo.is_within(begun, folder)]
+        depth = {folder: len(repo.segments(folder)) for folder, _ in above}
+        if gits := [folder for folder, git in above if git]:
+            return max(gits, key=depth.__getitem__)
+        return min((folder for folder, _ in above), key=depth.__getitem__, default=None)
 
     def _branch_worktree_main(self, cwd: str) -> str | None:
         """The repository of a worktree folder named after a branch, where the session started

@@ -150,6 +150,40 @@ def main_repository_in(text: str, worktree: str) -> str | None:
     return None
 
 
+# A line of `git worktree list`: the worktree's folder, then its commit and branch (or `(bare)`
+# for a bare main repository); `--porcelain` writes `worktree <folder>` lines instead.
+_WORKTREE_LINE = re.compile(
+    r"^(?:worktree (?P<porcelain>\S.*?)|(?P<folder>\S.*?)\s+(?:[0-9a-f]{7,40}\s+"
+    r"(?:\[[^\]\n]*\]|\(detached HEAD\))|\(bare\)))\s*(?:locked|prunable)?\s*$",
+    re.MULTILINE,
+)
+
+
+def main_worktree_listed(text: str, cwd: str) -> str | None:
+    """The main repository, where `text` is the output of `git worktree list` and `cwd` is in
+    one of the linked worktrees it lists: git lists the main worktree first (a bare repository's
+    `<repo>/.bare` or `<repo>.git` stands for `<repo>`)."""
+    if "[" not in text and "worktree " not in text and "(bare)" not in text:
+        return None
+    listed = (
+        normalise(m.group("porcelain") or m.group("folder") or "")
+        for m in _WORKTREE_LINE.finditer(text[:20_000])
+    )
+    folders = [f for f in listed if f is not None and is_absolute(f)]
+    holding = [f for f in folders if is_within(cwd, f)]
+    if len(folders) < 2 or not holding:
+        return None
+    main = folders[0]
+    if max(holding, key=lambda f: len(segments(f))) == main:
+        return None  # the session is in the main worktree itself
+    name = name_of(main) or ""
+    if name == ".bare":
+        return str(flavour(main)(main).parent)
+    if name.endswith(".git") and name != ".git":
+        return main[: -len(".git")]
+    return main
+
+
 # Where tools that make worktrees put them: folders, and whether the repository's folder comes
 # before them (`<repo>/.claude/worktrees/<name>`, Claude Code's own; `<repo>/.worktrees/<name>`,
 # where worktree skills and scripts keep them) or right after them
@@ -187,19 +221,76 @@ def worktree_main(cwd: str) -> str | None:
 # (`<repo>/.bare` beside `<repo>/main`, `<repo>/feature-x`) is named after the branch it was made
 # for, and keeps that name when the worktree goes on to another branch.
 _FIRST_BRANCHES = ("main", "master")
+# Folders of worktrees inside a repository: `<repo>/worktree/<branch>`, `<repo>/worktrees/<branch>`.
+_WORKTREE_FOLDERS = frozenset({"worktree", "worktrees", ".worktrees"})
 
 
 def branch_worktree_main(cwd: str, branches: Iterable[str]) -> str | None:
-    """The folder above a worktree named after a branch (`<repo>/main`, or `<repo>/feat/x` for
-    branch `feat/x`): the session's branches, or a first branch's name; None where the folder's
-    name is no branch's."""
+    """The repository of a worktree named after a branch: the folder above `<repo>/main`, or
+    above `<repo>/feat/x` for branch `feat/x` (the session's branches, or a first branch's name,
+    as the cwd's last folders); or the folder above a folder of worktrees that holds one named
+    after one of the session's branches, anywhere in the cwd (`<repo>/worktree/<branch>/web`).
+    None where no folder is named so."""
     names = segments(cwd)
-    for branch in (*branches, *_FIRST_BRANCHES):
-        tail = [n for n in branch.split("/") if n]
+    cls = flavour(cwd)
+
+    def above(end: int) -> str:
+        return str(cls(cls(cwd).anchor, *names[:end]))
+
+    tails = [[n for n in b.split("/") if n] for b in branches]
+    for tail in (t for t in tails if t):
+        for i in range(len(names) - len(tail), 1, -1):  # the innermost first
+            if names[i : i + len(tail)] == tail and names[i - 1] in _WORKTREE_FOLDERS:
+                return above(i - 1)
+    for tail in [*tails, *([b] for b in _FIRST_BRANCHES)]:
         if tail and len(names) > len(tail) and names[-len(tail) :] == tail:
-            cls = flavour(cwd)
-            return str(cls(cls(cwd).anchor, *names[: -len(tail)]))
+            return above(len(names) - len(tail))
     return None
+
+
+@_cached
+def _marked_folders(cwd: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The folder `cwd` and those above it (an account folder and the root left out), each with
+    the spellings of its path followed by a separator that a text may show."""
+    names = segments(cwd)
+    cls = flavour(cwd)
+    seps = ("\\", "/") if is_windows(cwd) else ("/",)
+    found = []
+    for end in range(len(names), 0, -1):
+        folder = str(cls(cls(cwd).anchor, *names[:end]))
+        if is_account_folder(folder):
+            break
+        found.append(
+            (
+                folder,
+                tuple(folder.replace("\\", "/") + "/" if s == "/" else folder + s for s in seps),
+            )
+        )
+    return tuple(found)
+
+
+def root_marks(text: str, cwd: str) -> list[tuple[str, bool]]:
+    """(folder, whether its `.git` shows) for `cwd` and each folder above it whose `.git` or
+    `.gitignore` the text shows by absolute path: where a repository's root may be. A `.git`
+    path of a submodule or a worktree (`.git/modules/`, `.git/worktrees/`) marks nothing."""
+    if ".git" not in text or not is_absolute(cwd):
+        return []
+    marks = []
+    for folder, spellings in _marked_folders(cwd):
+        for prefix in spellings:
+            at = text.find(prefix + ".git")
+            while at >= 0:
+                rest = text[at + len(prefix) + 4 : at + len(prefix) + 14]
+                if rest.startswith("ignore"):
+                    marks.append((folder, False))
+                    break
+                if rest[:1] in ("/", "\\", "", " ", "'", '"', "\n") and not rest[1:].startswith(
+                    ("modules", "worktrees")
+                ):
+                    marks.append((folder, True))
+                    break
+                at = text.find(prefix + ".git", at + 1)
+    return marks
 
 
 def is_within(path: str, folder: str) -> bool:
