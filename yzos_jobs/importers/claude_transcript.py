@@ -89,6 +89,8 @@ _GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
 _GIT_RUN = re.compile(
     r"(?:^|[\s;&|(])git\s+(?!(?:clone|init|help|--version|--help)\b|config\s+--global\b)"
 )
+_WORKTREE_LIST = re.compile(r"\bgit\b[^\n|;&]*\bworktree\s+list\b")
+_GIT_CALL = re.compile(r"(?:^|[\s;&|(])git\s+")  # git run, whatever it does
 _GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
 # What git prints when it clones: the new repository's folder as the command named it.
 _CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
@@ -97,7 +99,7 @@ BODY_CHARS = 1000  # of a commit message's body kept as evidence
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 # A tool call's inputs that name files or folders: the Bash command, the path a tool reads,
 # edits or searches.
-_PATH_INPUTS = frozenset({"command", "file_path", "notebook_path", "path"})
+_PATH_INPUTS = ("command", "file_path", "notebook_path", "path")
 
 
 @dataclass(frozen=True)
@@ -269,7 +271,7 @@ def _git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]
         if change := _CHANGE_FOLDER.match(part):
             target = change.group(1)
             folder = repo.resolve(target, folder) if target and folder else None
-        elif _GIT_WORD.search(part):
+        elif _GIT_CALL.search(part):
             where = folder
             if (named := _GIT_FOLDER.search(part)) and where is not None:
                 where = repo.resolve(named.group(1), where)
@@ -331,6 +333,7 @@ class TranscriptReader:
         self.report = report
         self._pending: dict[str, _Pending] = {}
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
+        self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
         self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
 
@@ -383,11 +386,11 @@ class TranscriptReader:
             isinstance(p, dict) and p.get("type") == "tool_result" for p in content
         ):
             found = [base, *self._tool_results(base, content)]
-            if not subagent and not any(r.get(flag) for flag in _MACHINE_FLAGS):
-                # text typed while the tool ran, which Claude Code (before its queued-command
-                # attachments) wrote beside the tool's result
-                typed = [p for p in content if isinstance(p, dict) and p.get("type") == "text"]
-                found += self._queued(base, {"prompt": "\n\n".join(_text_parts(typed))})
+            # text typed while the tool ran, which Claude Code (before its queued-command
+            # attachments) wrote beside the tool's result
+            typed = "\n\n".join(_text_parts(content))
+            if typed and not subagent and not any(r.get(flag) for flag in _MACHINE_FLAGS):
+                found += self._queued_request(base, typed)
             return found
         if subagent or any(r.get(flag) for flag in _MACHINE_FLAGS):
             return [base]
@@ -403,7 +406,7 @@ class TranscriptReader:
         return [replace(base, event=Request(line, text, title_of(text, plan)))]
 
     def _root_marks(self, base: Fact, text: str) -> list[Fact]:
-        if not base.cwd or not text:
+        if not base.cwd or ".git" not in text:
             return []
         return [
             Fact(base.uuid, base.session_id, None, None, None, root_mark=mark)
@@ -413,15 +416,17 @@ class TranscriptReader:
     def _queued(self, base: Fact, attachment: Any) -> list[Fact]:
         """A prompt typed while Claude Code worked, handed to it within the turn: a
         `queued_command` attachment in prompt mode (not a task's notification)."""
-        if not isinstance(attachment, dict) or base.line is None:
-            return []
-        if attachment.get("type", "queued_command") != "queued_command":
+        if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
             return []
         prompt = attachment.get("prompt")
         if attachment.get("commandMode", "prompt") != "prompt" or not isinstance(prompt, str):
             return []
+        return self._queued_request(base, prompt)
+
+    def _queued_request(self, base: Fact, prompt: str) -> list[Fact]:
+        """The request a queued prompt carries (its tagged blocks left out), or none."""
         typed = typed_text(prompt)
-        if not typed:
+        if not typed or base.line is None:
             return []
         text = typed[:REQUEST_CHARS]
         return [replace(base, event=Request(base.line, text, title_of(text), queued=True))]
@@ -433,11 +438,9 @@ class TranscriptReader:
                 continue
             tool_input = part.get("input") if isinstance(part.get("input"), dict) else {}
             name = part.get("name")
-            if base.cwd:
-                named = [
-                    v for k, v in tool_input.items() if k in _PATH_INPUTS and isinstance(v, str)
-                ]
-                out += self._root_marks(base, "\n".join(named))
+            for key in _PATH_INPUTS:
+                if isinstance(named := tool_input.get(key), str):
+                    out += self._root_marks(base, named)
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 ran = git_folders(command, base.cwd)
@@ -447,8 +450,15 @@ class TranscriptReader:
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
                 committed_in = [folder for folder, commits in ran if commits]
-                if _GIT_CLONE.search(command) and isinstance(part.get("id"), str):
-                    self._clones[part["id"]] = clone_folder(command, base.cwd)
+                called = part.get("id")
+                if "clone" in command and _GIT_CLONE.search(command) and isinstance(called, str):
+                    self._clones[called] = clone_folder(command, base.cwd)
+                if (
+                    "worktree" in command
+                    and _WORKTREE_LIST.search(command)
+                    and isinstance(called, str)
+                ):
+                    self._listings.add(called)
                 if git_commit_end(command) is not None and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
@@ -478,12 +488,14 @@ class TranscriptReader:
                 continue
             text = _result_text(part)
             out += self._root_marks(base, text)
+            call_id = str(part.get("tool_use_id"))
+            listed = call_id in self._listings
+            self._listings.discard(call_id)
             if base.cwd and (
                 main := repo.main_repository_in(text, base.cwd)
-                or repo.main_worktree_listed(text, base.cwd)
+                or (repo.main_worktree_listed(text, base.cwd) if listed else None)
             ):
                 out.append(Fact(base.uuid, base.session_id, None, None, None, None, main))
-            call_id = str(part.get("tool_use_id"))
             if call_id in self._clones:
                 clones_in = self._clones.pop(call_id)
                 made = [] if part.get("is_error") else cloned_into(clones_in, text)
@@ -581,10 +593,12 @@ class TranscriptSession:
         if len(made) != 1:
             return None
         clone = made.pop()
+        depth = len(repo.segments(start))
         for f in self.facts:
             if isinstance(f.event, FileTouched) and repo.is_within(f.event.path, start):
-                below = repo.segments(f.event.path)[len(repo.segments(start)) :]
-                if not repo.is_within(f.event.path, clone) and not below[0].startswith("."):
+                below = repo.segments(f.event.path)[depth : depth + 1]
+                hidden = bool(below) and below[0].startswith(".")  # a tool's own folder
+                if not repo.is_within(f.event.path, clone) and not hidden:
                     return None
         return clone
 
@@ -598,20 +612,19 @@ class TranscriptSession:
         marks = {f.root_mark for f in self.facts if f.root_mark is not None}
         if (begun, True) in marks:
             return None
-        above = [(folder, git) for folder, git in marks if folder != begun]
-        above = [(folder, git) for folder, git in above if repo.is_within(begun, folder)]
+        above = [m for m in marks if m[0] != begun and repo.is_within(begun, m[0])]
         depth = {folder: len(repo.segments(folder)) for folder, _ in above}
         if gits := [folder for folder, git in above if git]:
             return max(gits, key=depth.__getitem__)
-        return min((folder for folder, _ in above), key=depth.__getitem__, default=None)
+        return min(depth, key=depth.__getitem__, default=None)
 
     def _branch_worktree_main(self, cwd: str) -> str | None:
         """The repository of a worktree folder named after a branch, where the session started
         in a repository (Claude Code found a branch)."""
         if self._start_branch() is None:
             return None
-        branches = {f.git_branch for f in self.facts if f.git_branch not in (None, "", "HEAD")}
-        return repo.branch_worktree_main(cwd, sorted(b for b in branches if b))
+        branches = {f.git_branch for f in self.facts if f.git_branch and f.git_branch != "HEAD"}
+        return repo.branch_worktree_main(cwd, sorted(branches))
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""

@@ -163,8 +163,6 @@ def main_worktree_listed(text: str, cwd: str) -> str | None:
     """The main repository, where `text` is the output of `git worktree list` and `cwd` is in
     one of the linked worktrees it lists: git lists the main worktree first (a bare repository's
     `<repo>/.bare` or `<repo>.git` stands for `<repo>`)."""
-    if "[" not in text and "worktree " not in text and "(bare)" not in text:
-        return None
     listed = (
         normalise(m.group("porcelain") or m.group("folder") or "")
         for m in _WORKTREE_LINE.finditer(text[:20_000])
