@@ -1,4 +1,4 @@
-"""`yzos-jobs run`: the daemon. APScheduler 3 BlockingScheduler with the in-memory job store:
+"""`yzos-jobs run`: the daemon. APScheduler 3 BackgroundScheduler with the in-memory job store:
 entity_promote, entity_purge_v06, import_sources (what [sources] names) and the daily prune.
 
 Correctness across daemons lives in the database, never here: candidates are claimed with leases,
@@ -6,6 +6,10 @@ each purge slot is one job_runs row. This process only decides when to try.
 
 SIGTERM/SIGINT: stop claiming, finish (or hand back) the batch in hand, exit 0. A second signal
 exits at once; the leases of whatever was in hand expire and another daemon takes it over.
+
+The signal handler only wakes the main thread, which does the stopping: a handler runs between
+any two steps of the code it interrupts, and stopping the scheduler there took the thread pool's
+lock the interrupted submit of a job held (the daemon hung on SIGTERM).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from apscheduler.events import (
     JobExecutionEvent,
     JobSubmissionEvent,
 )
-from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
 from yzos_jobs.db.column_types import utcnow
@@ -68,7 +72,8 @@ class Daemon:
         self.active = _Active()
         self.signals = 0
         self.stopped_by: str | None = None  # the signal that asked the daemon to stop
-        self.scheduler = BlockingScheduler(
+        self._wake_read = self._wake_write = -1  # the pipe run() opens
+        self.scheduler = BackgroundScheduler(
             timezone="UTC",
             job_defaults={"coalesce": True, "max_instances": 1},
             executors={"default": {"type": "threadpool", "max_workers": 4}},
@@ -177,8 +182,9 @@ class Daemon:
         )
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
-        # No logger here: the handler runs in the main thread, which may be inside a log call
-        # holding the log stream's lock (a second signal during "daemon stopped" hung forever).
+        # Nothing that takes a lock: the main thread may be inside a log call, or submitting a
+        # job, holding the very lock (a logger's, the thread pool's) and the handler would wait
+        # for it forever.
         self.signals += 1
         name = signal.Signals(signum).name
         if self.signals > 1:
@@ -186,8 +192,11 @@ class Daemon:
             os.write(2, message.encode())
             os._exit(128 + signum)
         self.stopped_by = name
-        self.ctx.stop.set()
-        self.scheduler.shutdown(wait=False)
+        os.write(self._wake_write, b"\0")
+
+    def _wait_for_signal(self) -> None:
+        while not os.read(self._wake_read, 1):
+            pass
 
     def run(self) -> int:
         self.operations.check()  # a bad [daemon] http is refused before anything starts
@@ -195,6 +204,9 @@ class Daemon:
         self._schedule_prune()
         self.operations.schedule(self.scheduler)
         self._listen()
+        # Written by the signal handler, read by the main thread: a signal that comes before the
+        # main thread waits is kept in the pipe.
+        self._wake_read, self._wake_write = os.pipe()
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
         # Before "daemon started": an address already taken is refused before anything runs.
@@ -210,11 +222,15 @@ class Daemon:
         )
         try:
             self.scheduler.start()
-            if self.stopped_by is not None:
-                log.info("stopping: finishing the batch in hand", signal=self.stopped_by)
+            self._wait_for_signal()
+            self.ctx.stop.set()
+            log.info("stopping: finishing the batch in hand", signal=self.stopped_by)
+            self.scheduler.shutdown(wait=False)
             self.active.wait_idle()
         finally:
             self.operations.stop()
+            os.close(self._wake_read)
+            os.close(self._wake_write)
         log.info("daemon stopped", owner=self.ctx.owner)
         return 0
 
