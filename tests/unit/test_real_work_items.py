@@ -48,6 +48,10 @@ TAN_MAPPER = (
 ASSESSMENT = "aider/abhi55gp__AI-Augmented-assessment/aider.chat.history.md"
 BHAVANA = "claude-code/-home-rizqymohammadz/dc7128ad-e5e3-4f3d-871e-d5e65a807546.jsonl"
 RANDOM_PAGE = "claude-code/-home-da-akerud-random/a263b894-c8c2-44af-8845-663362b5a201.jsonl"
+OPEN_WISPR = (
+    "claude-code/-Users-mikemorgenstern-TIDR-Dropbox-TIDR-Team-Folder-RG-Collab-Admin/"
+    "7d48b15d-e2d0-4b94-a40b-621ba5e8485f.jsonl"
+)
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
 
 
@@ -132,6 +136,19 @@ def test_claude_code_ends_a_run_of_edits_at_the_next_request_though_a_commit_fol
     # requests, each followed by edits, lead to the one commit of the "Load More" button
     [more] = [t for s in aider(ASSESSMENT) for t in s.tasks() if t.line == 1770]
     assert [r.line for r in more.item.requests] == [1649, 1683, 1717, 1751]
+
+
+def test_a_request_carried_out_with_shell_commands_is_a_work_item_of_its_own() -> None:
+    # no file edited with the editor's tools: the dictation server restarted (`kill`), restarted
+    # again (`pkill`), the app linked into /Applications (`ln -s`) after three questions that
+    # only read, and its icon set (`killall Finder` to show it) are four runs of work
+    [session] = claude(OPEN_WISPR)
+    items = [[r.line for r in t.item.requests] for t in session.tasks()]
+    assert items == [[9], [46], [95, 111, 132, 153], [168]]
+    # the clone into /tmp and the reading of its code after it changed nothing: questions
+    assert [r.line for r in session.idle_questions()] == [236, 298]
+    # how the work was done is not in the digest triage reads
+    assert not {e["line"] for e in session.digest_lines()} & {20, 56, 58, 156, 192}
 
 
 def test_a_request_typed_beside_an_opened_file_is_a_request() -> None:

@@ -45,12 +45,14 @@ from yzos_jobs.importers.closed_session import (
     Event,
     FileTouched,
     Request,
+    ShellChange,
     has_words,
     title_of,
     word_units,
 )
 from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import ImportRecordError, record_key
+from yzos_jobs.importers.shell_effects import changes_something
 from yzos_jobs.text import clean_text
 
 SUBAGENTS = "subagents"
@@ -443,6 +445,11 @@ class TranscriptReader:
                     out += self._root_marks(base, named)
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
+                if base.line is not None and changes_something(command):
+                    change = ShellChange(base.line, clean_text(command, COMMAND_CHARS) or command)
+                    out.append(
+                        Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, change)
+                    )
                 ran = git_folders(command, base.cwd)
                 for folder, _ in ran:
                     if folder is not None:

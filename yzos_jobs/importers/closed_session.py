@@ -38,6 +38,7 @@ from yzos_jobs.importers.session_events import (
     Event,
     FileTouched,
     Request,
+    ShellChange,
     naming_line,
     split_prefix,
 )
@@ -168,8 +169,8 @@ class ClosedSession:
         """Every request and commit, and each file where the session first touched it."""
         lines: list[dict[str, Any]] = []
         for e in self.events:
-            if isinstance(e, FileTouched) and e.again:
-                continue
+            if isinstance(e, ShellChange) or (isinstance(e, FileTouched) and e.again):
+                continue  # a command is how work was done, not what it was
             if isinstance(e, Request):
                 lines.append({"line": e.line, "kind": "request", "text": e.text})
             elif isinstance(e, Commit):

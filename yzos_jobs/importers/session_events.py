@@ -1,5 +1,6 @@
 """What a coding session's log shows, event by event: a request the user typed, a commit the tool
-made, a file it added to the chat or edited. Each rests on a line of the file it was read from."""
+made, a file it added to the chat or edited, a shell command that changed something. Each rests
+on a line of the file it was read from."""
 
 from __future__ import annotations
 
@@ -66,4 +67,13 @@ class FileTouched:
     again: bool = False  # the session touched the file before: not in the digest again
 
 
-Event = Request | Commit | FileTouched
+@dataclass(frozen=True)
+class ShellChange:
+    """A shell command the tool ran that changed something (`shell_effects`): the request it was
+    run for was carried out, though no file was edited with the editor's tools."""
+
+    line: int
+    command: str
+
+
+Event = Request | Commit | FileTouched | ShellChange

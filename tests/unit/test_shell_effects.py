@@ -1,0 +1,55 @@
+"""Which shell commands a coding tool ran changed something a person keeps: a request carried
+out with them is work done, one answered by reading is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from yzos_jobs.importers.shell_effects import changes_something
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'ln -s /opt/homebrew/opt/app/App.app /Applications/App.app && echo "Done"',
+        "kill 9621 && sleep 1",
+        "pkill -f whisper-server 2>/dev/null; sleep 1",
+        "cd /srv/app && sed -i 's/8080/9090/' server.conf",
+        "perl -pi -e 's/a/b/' notes.txt",
+        "sudo rm -rf build",
+        "FORCE=1 npm i left-pad",
+        "uv add httpx",
+        "brew services restart postgresql",
+        "echo 'export PATH=$HOME/bin:$PATH' >> ~/.zshrc",
+        "cat > notes.md <<'EOF'\ndon't forget\nEOF",
+        "ls dist | tee files.txt",
+    ],
+)
+def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str) -> None:
+    assert changes_something(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la ~/Library/LaunchAgents/",
+        "cat ~/.config/app/config.json 2>/dev/null",
+        "grep -rn TODO src > /dev/null && echo found",
+        "pytest -q tests 2>&1 | tail -5",
+        "npm test",
+        "npm run build",
+        "git add . && git commit -m 'fix: the login form'",
+        "git push origin main",
+        "mkdir -p /tmp/scratch && cp report.pdf /tmp/scratch/",
+        "ls | tee /tmp/listing.txt",
+        'python3 -c "print(1 > 0)"',
+        "make check 2> errors.log",
+        "echo done >&2",
+        "cat README.md # > copy.md",
+        # a heredoc's body is text handed to a program, not commands the shell runs
+        "python3 - <<'EOF'\nimport os\nos.system('ls')\nrm = 1\nEOF",
+        "echo \"it's unbalanced",
+    ],
+)
+def test_a_command_that_only_reads_runs_or_uses_scratch_space(command: str) -> None:
+    assert not changes_something(command)
