@@ -224,6 +224,22 @@ def test_commits_in_two_repositories_leave_the_session_where_it_started(tmp_path
     assert _project(path) == "/home/me/work"
 
 
+def test_a_home_session_that_edited_nothing_works_in_the_one_folder_its_git_ran_in(
+    tmp_path: Path,
+) -> None:
+    # started in the home directory, the work done with the shell in one repository
+    home, site = "/home/me", "/home/me/code/site"
+    calls = (
+        (home, f"cd {site} && git status", "On branch main\nnothing to commit"),
+        (home, f"cd {site} && mkdir -p docs/old && mv notes.md docs/old/", ""),
+        (home, f"git -C {site} log --oneline -3", "1a2b3c4 Add notes"),
+    )
+    assert _project(_transcript(tmp_path, *calls)) == site
+    # git run in two repositories says neither is the session's
+    other = (home, "git -C /home/me/code/blog status", "On branch main")
+    assert _project(_transcript(tmp_path, *calls, other)) is None
+
+
 CLONED = "Cloning into 'tool'...\nremote: Enumerating objects: 12, done."
 
 

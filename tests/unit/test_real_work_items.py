@@ -52,6 +52,7 @@ OPEN_WISPR = (
     "claude-code/-Users-mikemorgenstern-TIDR-Dropbox-TIDR-Team-Folder-RG-Collab-Admin/"
     "7d48b15d-e2d0-4b94-a40b-621ba5e8485f.jsonl"
 )
+ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
 
 
@@ -149,6 +150,15 @@ def test_a_request_carried_out_with_shell_commands_is_a_work_item_of_its_own() -
     assert [r.line for r in session.idle_questions()] == [236, 298]
     # how the work was done is not in the digest triage reads
     assert not {e["line"] for e in session.digest_lines()} & {20, 56, 58, 156, 192}
+
+
+def test_work_done_on_another_machine_over_ssh_is_a_run_of_work() -> None:
+    # a router's services stopped, its packages removed and its settings changed with
+    # `ssh root@… "…"`: each request that led to it is a work item of its own
+    [session] = claude(ROUTER)
+    requests = {t.line: [r.line for r in t.item.requests] for t in session.tasks()}
+    for asked in (89, 228, 305, 406):  # modems, OpenVPN server, DDNS and others, logging
+        assert requests[asked] == [asked]
 
 
 def test_a_request_typed_beside_an_opened_file_is_a_request() -> None:

@@ -23,6 +23,12 @@ from yzos_jobs.importers.shell_effects import changes_something
         "echo 'export PATH=$HOME/bin:$PATH' >> ~/.zshrc",
         "cat > notes.md <<'EOF'\ndon't forget\nEOF",
         "ls dist | tee files.txt",
+        'ssh root@10.0.0.1 "/etc/init.d/gl-cloud stop && /etc/init.d/gl-cloud disable"',
+        "ssh -p 2222 -i ~/.ssh/id router 'opkg remove gl-sdk4-cloud'",
+        "ssh router \"uci set system.@system[0].log_size='512' && uci commit system\"",
+        "sudo systemctl restart nginx",
+        "service nginx reload",
+        "ssh pi reboot",
     ],
 )
 def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str) -> None:
@@ -49,6 +55,11 @@ def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str)
         # a heredoc's body is text handed to a program, not commands the shell runs
         "python3 - <<'EOF'\nimport os\nos.system('ls')\nrm = 1\nEOF",
         "echo \"it's unbalanced",
+        "ssh router",  # a shell on the other machine: what it ran is not in the log
+        'ssh -o ConnectTimeout=5 root@router "uname -a; uci show dhcp"',
+        "systemctl status nginx",
+        "service --status-all",
+        "crontab -l",
     ],
 )
 def test_a_command_that_only_reads_runs_or_uses_scratch_space(command: str) -> None:

@@ -559,10 +559,28 @@ class TranscriptSession:
         # session edited files in (a project it made or went into). With none, a commit made
         # there says a repository is there after all (dotfiles kept in git); else no project.
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
-        worked_in = repo.folder_worked_in(found, edited)
+        worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
         if worked_in is None and any(isinstance(f.event, Commit) for f in self.facts):
             return found
         return worked_in
+
+    def _git_ran_in(self, start: str) -> str | None:
+        """The one folder other than `start` the session's git commands ran in (`cd <folder> &&
+        git status`, `git -C <folder> log`): from a home directory that edited nothing with the
+        editor's tools, the repository it went into and worked on with the shell."""
+        windows = repo.is_windows(start)
+
+        def key(path: str) -> str:
+            return path.casefold() if windows else path  # `c:\\x` is `C:\\X`
+
+        begun = key(repo.normalise(start) or start)
+        folders = {
+            key(normal): normal
+            for f in self.facts
+            if f.git_in is not None and (normal := repo.normalise(f.git_in)) is not None
+        }
+        folders.pop(begun, None)
+        return next(iter(folders.values())) if len(folders) == 1 else None
 
     def _committed_in(self, start: str) -> str | None:
         """The folder every commit of the session ran in, where that is not the folder it started

@@ -1,13 +1,14 @@
 """Whether a shell command a coding tool ran changed something: wrote, moved, linked or removed a
-file, installed or removed a package, stopped a process. A request carried out that way (link the
-app into /Applications, restart the server, add the tool to the PATH) is work done as much as one
-carried out with the editor's tools; one answered with `ls`, `cat`, `grep` or a test run is not.
+file, installed or removed a package, stopped a process or a service, set a setting. A request
+carried out that way (link the app into /Applications, restart the server, uninstall a router's
+cloud services over ssh) is work done as much as one carried out with the editor's tools; one
+answered with `ls`, `cat`, `grep` or a test run is not.
 
 Read from the command's structure, program by program: the programs that change the files they
-are given, package managers with a subcommand that installs or removes, `sed -i`, and output
-redirected into a file. Scratch space (`/tmp`, `/dev`) changes nothing the person keeps. Version
-control is left out: a commit is read as a commit, and a push or a merge carries out the work
-before it, not work of its own.
+are given, package and service managers with a subcommand that changes something, `sed -i`,
+output redirected into a file, and what `ssh` runs on the other machine. Scratch space (`/tmp`,
+`/dev`) changes nothing the person keeps. Version control is left out: a commit is read as a
+commit, and a push or a merge carries out the work before it, not work of its own.
 """
 
 from __future__ import annotations
@@ -53,7 +54,27 @@ _PACKAGE_CHANGES = {
     "poetry": {"add", "remove", "install"},
     "uv": {"add", "remove", "pip"},
     "yarn": {"add", "install", "remove", "upgrade"},
+    "apk": {"add", "del"},
+    "choco": {"install", "uninstall", "upgrade"},
+    "dnf": {"install", "remove", "upgrade"},
+    "opkg": {"install", "remove", "upgrade"},
+    "scoop": {"install", "uninstall", "update"},
+    "snap": {"install", "remove", "refresh"},
+    "winget": {"install", "uninstall", "upgrade"},
+    "yum": {"install", "remove", "update"},
+    # services and settings
+    "launchctl": {"load", "unload", "bootstrap", "bootout", "kickstart", "enable", "disable"},
+    "systemctl": {"start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask"},
+    "uci": {"set", "commit", "delete", "add", "add_list", "del_list", "rename"},
+    "defaults": {"write", "delete"},
+    "crontab": {"-r", "-"},
 }
+# What a service script (`/etc/init.d/<name> stop`, `service <name> stop`) is told to do.
+_SERVICE_ACTIONS = frozenset({"start", "stop", "restart", "reload", "enable", "disable"})
+# Programs whose run is itself the change.
+_ACTIONS = frozenset({"reboot", "shutdown", "poweroff"})
+# ssh's options that take a value (`-p 22`, `-i key`): the host is the first word after them.
+_SSH_VALUED = frozenset("BbcDEeFIiJLlmOopQRSWw")
 # Words before the program that leave it the program: `sudo rm`, `FOO=1 npm install`.
 _PREFIXES = frozenset({"sudo", "command", "exec", "nohup", "time", "env"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -75,7 +96,7 @@ _SCRATCH = ("/tmp/", "/dev/", "/private/tmp/", "/var/folders/")
 # Whether a line can change anything at all, before it is read word by word (most commands a
 # session runs only read: `ls`, `cat`, `grep`, tests): one of the programs above as a word of its
 # own, or output sent into a file (not `2>&1`, `>/dev/null`, `->`, `=>`).
-_PROGRAMS = frozenset({*_CHANGING, *_PACKAGE_CHANGES, "sed", "perl"})
+_PROGRAMS = frozenset({*_CHANGING, *_PACKAGE_CHANGES, *_ACTIONS, "sed", "perl", "service", "ssh"})
 _INTO_FILE = re.compile(r">{1,2}(?!\s*(?:&|/dev/null))")
 
 
@@ -120,7 +141,7 @@ def _unquoted(token: str) -> str:
 
 
 def _may_change(text: str) -> bool:
-    if not _PROGRAMS.isdisjoint(text.split()):
+    if not _PROGRAMS.isdisjoint(text.split()) or "/init.d/" in text:
         return True
     return ">" in text and any(
         m.start() == 0 or text[m.start() - 1] not in "0123456789&=-"
@@ -143,12 +164,30 @@ def _simple_changes(words: list[str]) -> bool:
         if program in _DESTINATION_LAST:
             paths = paths[-1:]
         return not paths or any(_kept(p) for p in paths)
+    if program == "ssh":
+        return _remote_changes(args)
+    if program in _ACTIONS:
+        return True
+    if program == "service" or "/init.d/" in words[0]:
+        action = args[1:2] if program == "service" else args[:1]
+        return bool(action) and action[0] in _SERVICE_ACTIONS
     if program == "sed":
         return any(a.startswith("-i") or a == "--in-place" for a in args)
     if program == "perl":
         return any(re.match(r"^-[a-zA-Z]*i", a) for a in args)
     changes = _PACKAGE_CHANGES.get(program)
     return changes is not None and bool(args) and args[0] in changes
+
+
+def _remote_changes(args: list[str]) -> bool:
+    """Whether what `ssh [options] host command…` runs on the other machine changes something
+    there (a bare `ssh host` opens a shell: nothing the log shows)."""
+    at = 0
+    while at < len(args) and args[at].startswith("-"):
+        valued = len(args[at]) == 2 and args[at][1] in _SSH_VALUED
+        at += 2 if valued else 1
+    remote = args[at + 1 :]
+    return bool(remote) and changes_something(" ".join(remote))
 
 
 def _fd_before(words: list[str], at: int) -> bool:
