@@ -40,6 +40,10 @@ WORKTREES_FOLDER = (
     "claude-code/-home-sanand-code-datastories-worktree-bolly2-bollywood-top-grossing/"
     "b90b1f0d-a621-4cd9-ab50-9f3bb6ff4c35.jsonl"
 )
+SIBLING_WORKTREES = (
+    "claude-code/-home-USER-projects-spotter-worktrees-spotter-gqc/"
+    "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+)
 BARE_WORKTREE = (
     "claude-code/-Users-jbiggs-code-buy-hh-buy-honehealth-com-main/"
     "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
@@ -73,6 +77,12 @@ def test_a_session_started_outside_a_repository_works_in_the_one_it_cloned() -> 
 def test_a_worktree_folder_named_after_a_branch_is_its_repository() -> None:
     # a bare clone's layout: the worktree `<repo>/main`, gone on to a branch of its own
     assert _project(REAL / BARE_WORKTREE) == "/Users/jbiggs/code/buy-hh/buy-honehealth-com"
+
+
+def test_a_worktree_in_a_folder_of_worktrees_beside_its_repository_is_the_repository() -> None:
+    # `spotter-worktrees/spotter-gqc` on branch `spotter-gqc`: the transcript never shows the
+    # repository, which the folder of worktrees is named after
+    assert _project(REAL / SIBLING_WORKTREES) == "/home/USER/projects/spotter"
 
 
 def test_a_worktree_git_worktree_list_shows_is_its_main_repository() -> None:
@@ -299,6 +309,14 @@ def test_what_a_clone_made(command: str, cwd: str | None, output: str, made: lis
         ("/main", [], None),  # a folder above is needed
         ("/home/me/app/worktrees/fix-x/web", ["fix-x"], "/home/me/app"),
         ("/Users/ann/dev/shop", ["dev"], None),  # a folder named like a branch, not a worktree
+        # a folder of worktrees beside the repository, named after it
+        (
+            "/home/me/projects/spotter-worktrees/spotter-gqc",
+            ["spotter-gqc"],
+            "/home/me/projects/spotter",
+        ),
+        ("D:\\src\\api_worktrees\\fix-x\\cmd", ["fix-x"], "D:\\src\\api"),
+        ("/home/me/projects/spotter-worktrees/notes", ["spotter-gqc"], None),
     ],
 )
 def test_the_repository_of_a_folder_named_after_a_branch(

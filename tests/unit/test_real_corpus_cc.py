@@ -28,8 +28,8 @@ LABEL_KEYS = {
 }
 # A transcript is trimmed to its first whole lines (most to 400 KB or less; two of the seventh
 # round keep the lines their labels rest on, 1 and 2.4 MB); the clone stays small.
-CC_BUDGET_BYTES = 34_000_000
-CC_MAX_FILES = 90
+CC_BUDGET_BYTES = 42_000_000
+CC_MAX_FILES = 100
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000
 
@@ -61,6 +61,13 @@ def _is_request(record: dict[str, Any]) -> bool:
     """A user turn a person typed, structurally: a user record that no flag marks as written by
     Claude Code or a subagent, and that is not only a tool result (text typed while a tool ran
     is written beside its result, in the same record)."""
+    if record.get("type") == "queue-operation":  # typed while Claude Code worked
+        content = record.get("content")
+        return (
+            record.get("operation") == "enqueue"
+            and isinstance(content, str)
+            and (not content.lstrip().startswith(("{", "<")))
+        )
     if record.get("type") != "user":
         return False
     if record.get("isMeta") or record.get("isSidechain") or record.get("isCompactSummary"):

@@ -52,6 +52,19 @@ OPEN_WISPR = (
     "claude-code/-Users-mikemorgenstern-TIDR-Dropbox-TIDR-Team-Folder-RG-Collab-Admin/"
     "7d48b15d-e2d0-4b94-a40b-621ba5e8485f.jsonl"
 )
+QUEUE_ONLY = (
+    "claude-code/-Users-ob1-projects-opus-hackathon-napoli-matcha/"
+    "73c62e14-c894-4861-bf24-fb545c3739b7.jsonl"
+)
+TEXTLINT = (
+    "claude-code/-home-nancy-src-github-com-nansystem-nancy-blog-astro/"
+    "e7af5ba5-ee2f-4fa7-a3cb-843f68ff479d.jsonl"
+)
+GRAPH_MONITOR = (
+    "claude-code/-Users-michael-Projects-oss-graph-monitor/"
+    "5b539e53-47c8-4996-bc4e-3896a787c8ab.jsonl"
+)
+MEMORY_SYNC = "claude-code/C--Users-emarquez/cc6e5a07-2800-47f0-a68e-20d094a4b5d0.jsonl"
 ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
 
@@ -179,6 +192,44 @@ def test_a_request_typed_while_claude_code_worked_joins_the_work_in_progress() -
     assert [r.line for r in first.item.requests] == [4, 10, 38]
     # a task's notification queued the same way is no request
     assert not [e for e in session.events if e.line == 271]
+
+
+def test_a_prompt_claude_code_kept_only_in_its_queue_is_a_queued_request() -> None:
+    # "Ensure that … the status is always set as Backlog" was typed while the test was written:
+    # Claude Code wrote it only as a queue-operation `enqueue` (line 47), then `remove`d it as it
+    # handed it over ("Good point!"); it joins the work in progress
+    [session] = claude(QUEUE_ONLY)
+    [queued] = [e for e in session.events if isinstance(e, Request) and e.queued]
+    assert queued.line == 47 and queued.title.startswith("Ensure that when")
+    [first, *_] = session.tasks()
+    assert [r.line for r in first.item.requests] == [5, 47]
+    # background tasks' notices queued as JSON objects are none; the prompt among them is one
+    [textlint] = claude(TEXTLINT)
+    queued_lines = [e.line for e in textlint.events if isinstance(e, Request) and e.queued]
+    assert queued_lines == [92]
+
+
+def test_a_prompt_handed_over_in_a_record_of_its_own_is_read_there_not_from_the_queue() -> None:
+    # the sticky-note transcript queued "我想要可爱的橘子风格…" (enqueue, line 34) and handed it
+    # over as a `queued_command` attachment (line 38): one request, on the attachment's line
+    [session] = claude(STICKY)
+    orange = [e.line for e in session.events if isinstance(e, Request) and "橘子" in e.text]
+    assert orange == [38]
+
+
+def test_an_empty_turn_claude_code_filled_in_is_no_request() -> None:
+    # Claude Code writes "(no content)" for a turn with no text (line 503)
+    [session] = claude(GRAPH_MONITOR)
+    assert not [e for e in session.events if isinstance(e, Request) and e.line == 503]
+    assert all(t.title != "(no content)" for t in session.tasks())
+
+
+def test_a_pasted_powershell_prompt_names_no_work_item() -> None:
+    # "PS C:\Users\…\scripts> .\setup-project-memory-sync.ps1" and the script's output, pasted
+    [session] = claude(MEMORY_SYNC)
+    [pasted] = [e for e in session.events if isinstance(e, Request) and e.line == 49]
+    assert pasted.title.startswith("PS C:") and noise_filter.looks_pasted(pasted.title)
+    assert all(t.line != 49 for t in session.tasks())
 
 
 def test_text_typed_beside_a_tool_result_is_a_queued_request(tmp_path: Path) -> None:

@@ -116,11 +116,15 @@ def is_noise(text: str | None) -> bool:
 
 # Lines that are pasted output, not something a person wrote as a request: a Markdown table row
 # or image, a log line that starts with a date and time or a bracketed level, a stack frame, a
-# shell prompt or an environment assignment typed as a command (`export A=1`, `set A=1`,
+# shell prompt (`$ `, `me@host:~/app$ `, `me@mac app % `, PowerShell's `PS C:\app> `, cmd's
+# `C:\app>`) or an environment assignment typed as a command (`export A=1`, `set A=1`,
 # `setx NAME value`).
 _PASTED = re.compile(
     r"""^(?:
         \|.*\|\s*$
+      | PS\s+[A-Za-z]:\\[^>]*>
+      | [A-Za-z]:\\[^>\s]*>
+      | [\w.-]+@[\w.-]+(?::[^\s$#%]*|\s+[^\s$#%]+)?\s*[$#%]\s
       | !\[[^\]]*\]\(
       | \[?\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}
       | \[?\d{2}:\d{2}:\d{2}

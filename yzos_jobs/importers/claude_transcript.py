@@ -1,9 +1,9 @@
 """Reading Claude Code transcripts: one JSON record per line (`uuid`, `sessionId`, `cwd`, `type`,
 `message`, `timestamp`, …), a session's subagents in `<sessionId>/subagents/*.jsonl` beside it.
 
-A record without `uuid` or `sessionId` carries no message (file-history-snapshot,
-queue-operation, summary, custom-title, agent-name, …): skipped without a word. What a record
-gives (a `Fact`):
+A record without `uuid` or `sessionId` carries no message (file-history-snapshot, summary,
+custom-title, agent-name, …): skipped without a word, except a `queue-operation` (below). What
+a record gives (a `Fact`):
 
 - a request: a user turn a person typed. Not a request: a tool result; a record marked
   `isMeta`, `isSidechain`, `isCompactSummary` or `isVisibleInTranscriptOnly` (skill and command
@@ -13,7 +13,11 @@ gives (a `Fact`):
   except a slash command's `<command-args>`, which is the request it carries; a bare slash
   command. A request that hands over a plan is titled by the plan's heading. A prompt typed while
   Claude Code worked, handed over within the turn, is a request too (`queued`): a
-  `queued_command` attachment in prompt mode, or (older versions) text beside a tool's result.
+  `queued_command` attachment in prompt mode, or (older versions) text beside a tool's result,
+  or, where it wrote neither, the `queue-operation` records alone: the prompt `enqueue`d, then
+  `remove`d from the queue as it was handed over (one `dequeue`d is handed over as a user turn
+  of its own; `popAll` took the queue back to edit). The request rests on the `enqueue` line; a
+  background task's notice queued the same way (tagged, or a JSON object) is none.
 - a commit: a Bash tool call running `git commit` whose result shows git's `[<branch> <sha>]
   <subject>` line (possibly after hook output); its subject is the first line of the message
   the command passed (`-m "…"`, or a heredoc), else the one git printed. It rests on the line of
@@ -35,6 +39,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
@@ -98,6 +104,8 @@ _GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
 _CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
 COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
 BODY_CHARS = 1000  # of a commit message's body kept as evidence
+# What Claude Code writes as the text of an empty turn: nobody typed it.
+_NO_CONTENT = "(no content)"
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 # A tool call's inputs that name files or folders: the Bash command, the path a tool reads,
 # edits or searches.
@@ -123,6 +131,9 @@ class Fact:
     # A folder at or above the record's cwd whose `.git` (True) or `.gitignore` (False) a tool's
     # call or result shows: where the repository's root may be.
     root_mark: tuple[str, bool] | None = None
+    # A request read from the queue's records alone: the record that hands the prompt over, if
+    # the file has one after it, is the request instead.
+    from_queue: bool = False
 
 
 @dataclass
@@ -138,6 +149,17 @@ class _Pending:
     command: str
     body: str = ""
     git_in: str | None = None  # the folder the (last) commit of the call ran in
+
+
+def _is_notice(content: str) -> bool:
+    """Whether queued content is a background task's notice, written as a JSON object."""
+    text = content.strip()
+    if not text.startswith("{"):
+        return False
+    try:
+        return isinstance(orjson.loads(text), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _text_parts(content: Any) -> list[str]:
@@ -337,6 +359,8 @@ class TranscriptReader:
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
         self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
+        # Prompts typed while Claude Code worked, waiting in its queue: (line, time, session, text)
+        self._queue: list[tuple[int, datetime | None, str, str]] = []
         self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
 
     def facts(
@@ -364,6 +388,8 @@ class TranscriptReader:
     def _record(self, raw: bytes, where: Position, subagent: bool) -> list[Fact]:
         r = parse_json_object(raw, where)
         uuid, sid = record_key(r.get("uuid")), record_key(r.get("sessionId"))
+        if r.get("type") == "queue-operation" and sid and not subagent:
+            return self._queue_operation(r, where, sid)
         if not uuid or not sid:
             return []  # a record that carries no message
         if uuid in self._seen:
@@ -401,7 +427,7 @@ class TranscriptReader:
         # Each content part is a paragraph of its own: the IDE's `<ide_opened_file>` part is
         # followed by the typed one, which does not continue the tag.
         typed = typed_text("\n\n".join(_text_parts(content)))
-        if not typed or line is None:
+        if not typed or line is None or typed == _NO_CONTENT:
             return [base]
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
         text = typed[:REQUEST_CHARS]
@@ -424,6 +450,23 @@ class TranscriptReader:
         if attachment.get("commandMode", "prompt") != "prompt" or not isinstance(prompt, str):
             return []
         return self._queued_request(base, prompt)
+
+    def _queue_operation(self, r: dict[str, Any], where: Position, sid: str) -> list[Fact]:
+        """The request of a prompt the queue handed over within the turn (`remove`), or none."""
+        operation, content = r.get("operation"), r.get("content")
+        if operation == "enqueue":
+            if isinstance(content, str) and not _is_notice(content):
+                at = parse_timestamp(r.get("timestamp"), where)
+                self._queue.append((where.line, at, sid, content))
+        elif operation == "remove" and self._queue:
+            line, at, queued_in, prompt = self._queue.pop(0)
+            base = Fact(f"queue:{line}", queued_in, line, at, None, from_queue=True)
+            return self._queued_request(base, prompt)
+        elif operation == "dequeue" and self._queue:
+            self._queue.pop(0)  # handed over as a user turn of its own
+        elif operation == "popAll":
+            self._queue.clear()  # taken back into the prompt to be edited
+        return []
 
     def _queued_request(self, base: Fact, prompt: str) -> list[Fact]:
         """The request a queued prompt carries (its tagged blocks left out), or none."""
@@ -657,8 +700,23 @@ class TranscriptSession:
         if not times:
             return None
         path = project_path or self.project_path()
+        # A prompt read from the queue's records that a later record hands over is that record's.
+        handed: dict[str, int] = {}
+        for f in self.facts:
+            if isinstance(f.event, Request) and not f.from_queue and f.line is not None:
+                handed[f.event.text] = max(handed.get(f.event.text, 0), f.line)
         events = sorted(
-            (f.event for f in self.facts if f.event is not None and f.line is not None),
+            (
+                f.event
+                for f in self.facts
+                if f.event is not None
+                and f.line is not None
+                and not (
+                    f.from_queue
+                    and isinstance(f.event, Request)
+                    and handed.get(f.event.text, 0) > f.line
+                )
+            ),
             key=lambda e: e.line,
         )
         seen_files: set[str] = set()

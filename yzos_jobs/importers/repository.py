@@ -221,13 +221,16 @@ def worktree_main(cwd: str) -> str | None:
 _FIRST_BRANCHES = ("main", "master")
 # Folders of worktrees inside a repository: `<repo>/worktree/<branch>`, `<repo>/worktrees/<branch>`.
 _WORKTREE_FOLDERS = frozenset({"worktree", "worktrees", ".worktrees"})
+# A folder of worktrees beside its repository, named after it: `<repo>-worktrees/<branch>`.
+_WORKTREE_SUFFIXES = ("-worktrees", "_worktrees", ".worktrees")
 
 
 def branch_worktree_main(cwd: str, branches: Iterable[str]) -> str | None:
     """The repository of a worktree named after a branch: the folder above `<repo>/main`, or
     above `<repo>/feat/x` for branch `feat/x` (the session's branches, or a first branch's name,
     as the cwd's last folders); or the folder above a folder of worktrees that holds one named
-    after one of the session's branches, anywhere in the cwd (`<repo>/worktree/<branch>/web`).
+    after one of the session's branches, anywhere in the cwd (`<repo>/worktree/<branch>/web`),
+    or the repository beside a folder of worktrees named after it (`<repo>-worktrees/<branch>`).
     None where no folder is named so."""
     names = segments(cwd)
     cls = flavour(cwd)
@@ -238,8 +241,14 @@ def branch_worktree_main(cwd: str, branches: Iterable[str]) -> str | None:
     tails = [[n for n in b.split("/") if n] for b in branches]
     for tail in (t for t in tails if t):
         for i in range(len(names) - len(tail), 1, -1):  # the innermost first
-            if names[i : i + len(tail)] == tail and names[i - 1] in _WORKTREE_FOLDERS:
+            if names[i : i + len(tail)] != tail:
+                continue
+            if names[i - 1] in _WORKTREE_FOLDERS:
                 return above(i - 1)
+            folder = names[i - 1]
+            for suffix in _WORKTREE_SUFFIXES:
+                if folder.endswith(suffix) and len(folder) > len(suffix):
+                    return str(cls(cls(cwd).anchor, *names[: i - 1], folder[: -len(suffix)]))
     for tail in [*tails, *([b] for b in _FIRST_BRANCHES)]:
         if tail and len(names) > len(tail) and names[-len(tail) :] == tail:
             return above(len(names) - len(tail))
