@@ -64,6 +64,10 @@ GRAPH_MONITOR = (
     "claude-code/-Users-michael-Projects-oss-graph-monitor/"
     "5b539e53-47c8-4996-bc4e-3896a787c8ab.jsonl"
 )
+SOUND_RECORDER = (
+    "claude-code/-Users-dain-workspace-JSSoundRecorder/7acd37a8-2745-4b58-a8a9-46164b22ad9e.jsonl"
+)
+DUET = "claude-code/-Users-tslater-dev-cli-duet/7c03c5fa-7295-40f0-9dd9-ffb43edecf1f.jsonl"
 MEMORY_SYNC = "claude-code/C--Users-emarquez/cc6e5a07-2800-47f0-a68e-20d094a4b5d0.jsonl"
 ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
@@ -215,6 +219,23 @@ def test_a_prompt_handed_over_in_a_record_of_its_own_is_read_there_not_from_the_
     [session] = claude(STICKY)
     orange = [e.line for e in session.events if isinstance(e, Request) and "橘子" in e.text]
     assert orange == [38]
+
+
+def test_a_slash_command_whose_prompt_claude_code_sent_is_a_request() -> None:
+    # `/init` (line 3) sends the model a prompt of Claude Code's own (an isMeta record), and
+    # CLAUDE.md is written: the first work item, named by the command's message
+    [session] = claude(SOUND_RECORDER)
+    [first, *_] = session.tasks()
+    assert (first.line, first.title) == (3, "init is analyzing your codebase…")
+    assert first.item.files and all(r.command for r in first.item.requests)
+    # a bare `/commit-commands:commit` after edits joins the work it commits: the commit
+    # names the item it closes, no item of its own
+    [duet] = claude(DUET)
+    [command] = [e for e in duet.events if isinstance(e, Request) and e.line == 122]
+    assert command.command and not command.queued
+    [task] = [t for t in duet.tasks() if 122 in t.item.lines()]
+    assert task.title == "Show full first sentence in README skill descriptions"
+    assert [r.line for r in task.item.requests][-1] == 122
 
 
 def test_an_empty_turn_claude_code_filled_in_is_no_request() -> None:

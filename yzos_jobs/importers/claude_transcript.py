@@ -194,6 +194,17 @@ def typed_text(text: str) -> str:
     return typed
 
 
+def command_message(text: str) -> str | None:
+    """The `<command-message>` of a slash command record (`<command-name>/init</command-name>`),
+    or None where the text is no slash command."""
+    if "<command-name>" not in text:
+        return None
+    blocks = {name: text[inner:end] for _, inner, end, _, name in tagged_blocks(text)}
+    if "command-name" not in blocks:
+        return None
+    return blocks.get("command-message", "").strip()
+
+
 def tagged_blocks(text: str) -> Iterator[tuple[int, int, int, int, str]]:
     """(start, inner start, inner end, end, tag name) of each `<name …>…</name>` block, left to
     right, each opening tag paired with the first closing tag of its name after it (an opening
@@ -361,6 +372,9 @@ class TranscriptReader:
         self._seen: set[str] = set()
         # Prompts typed while Claude Code worked, waiting in its queue: (line, time, session, text)
         self._queue: list[tuple[int, datetime | None, str, str]] = []
+        # A slash command with no request after it, waiting for the expansion Claude Code sends
+        # the model in the next user record: (its request's base, the command's message)
+        self._command: tuple[Fact, str] | None = None
         self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
 
     def facts(
@@ -410,6 +424,9 @@ class TranscriptReader:
             return [base, *self._queued(base, r.get("attachment"))]
         if kind != "user":
             return [base]
+        command, self._command = self._command, None
+        if command is not None and r.get("isMeta") and not subagent:
+            return [base, *self._command_request(command, content)]
         if isinstance(content, list) and any(
             isinstance(p, dict) and p.get("type") == "tool_result" for p in content
         ):
@@ -426,7 +443,10 @@ class TranscriptReader:
             return [base]
         # Each content part is a paragraph of its own: the IDE's `<ide_opened_file>` part is
         # followed by the typed one, which does not continue the tag.
-        typed = typed_text("\n\n".join(_text_parts(content)))
+        written = "\n\n".join(_text_parts(content))
+        typed = typed_text(written)
+        if not typed and line is not None and (message := command_message(written)) is not None:
+            self._command = (base, message)
         if not typed or line is None or typed == _NO_CONTENT:
             return [base]
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
@@ -467,6 +487,18 @@ class TranscriptReader:
         elif operation == "popAll":
             self._queue.clear()  # taken back into the prompt to be edited
         return []
+
+    def _command_request(self, command: tuple[Fact, str], content: Any) -> list[Fact]:
+        """The request of a slash command whose expansion a record sent the model: it rests on
+        the command's line, is named by the command's message (`init is analyzing your
+        codebase…`), and the expansion is its context."""
+        base, message = command
+        expansion = "\n\n".join(_text_parts(content)).strip()
+        if not expansion or base.line is None:
+            return []
+        text = expansion[:REQUEST_CHARS]
+        request = Request(base.line, text, title_of(message), command=True)
+        return [replace(base, event=request)]
 
     def _queued_request(self, base: Fact, prompt: str) -> list[Fact]:
         """The request a queued prompt carries (its tagged blocks left out), or none."""

@@ -42,6 +42,11 @@ class Request:
     # Typed while the tool was working and handed to it within that turn (Claude Code's queued
     # prompt): it bears on the work in progress rather than starting the next item.
     queued: bool = False
+    # A slash command with no words of a request after it (`/init`), whose expansion Claude Code
+    # sent the model: like a queued prompt it joins the work in progress (`/commit` after edits),
+    # and starts an item only where none is in progress; it names one only where nothing typed
+    # does.
+    command: bool = False
 
     @property
     def question(self) -> bool:

@@ -14,7 +14,8 @@ commit gathers what the requests before it were for (docs/extraction.md has the 
 Requests after which nothing was edited or committed are work asked for and never carried out
 (the model unreachable, the session interrupted, the history ending): together, one work item.
 A question among them (`Request.question`) belongs to no work item: it is evidence of the
-session. A request typed while the tool was working (`Request.queued`) joins the work in progress.
+session. A request typed while the tool was working (`Request.queued`) and a slash command's
+expansion (`Request.command`) join the work in progress.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
 else by its first request whose title is one; an item with neither is no task candidate. Its
@@ -53,7 +54,7 @@ class WorkItem:
             title = split_prefix(c.subject)[1]
             if is_name(title):
                 return c.line, title, c
-        for r in self.requests:
+        for r in sorted(self.requests, key=lambda r: r.command):  # typed ones first
             if is_name(r.title):
                 return r.line, r.title, r
         return None
@@ -93,7 +94,7 @@ def work_items(
         )
     for at, e in enumerate(events):
         if isinstance(e, Request):
-            if (committed or (current.edited and at > last_commit)) and not e.queued:
+            if (committed or (current.edited and at > last_commit)) and not (e.queued or e.command):
                 close()  # a new request after a commit or a run of edits starts the next item
             current.requests.append(e)
         elif isinstance(e, Commit):
