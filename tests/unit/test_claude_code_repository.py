@@ -234,6 +234,19 @@ def test_commits_in_two_repositories_leave_the_session_where_it_started(tmp_path
     assert _project(path) == "/home/me/work"
 
 
+def test_a_session_that_committed_from_a_folder_above_its_start_works_in_that_folder(
+    tmp_path: Path,
+) -> None:
+    # a repository with no commit yet (Claude Code found no branch): git reads it from the
+    # start folder too, and the first commit is made at its root
+    start, hq = "/home/me/hq/rig", "/home/me/hq"
+    calls = (
+        (start, "git remote -v", "origin  git@github.com:me/hq.git (fetch)"),
+        (start, f'cd {hq} && git add -A && git commit -m "Initial commit"', COMMITTED),
+    )
+    assert _project(_transcript(tmp_path, *calls)) == hq
+
+
 def test_a_home_session_that_edited_nothing_works_in_the_one_folder_its_git_ran_in(
     tmp_path: Path,
 ) -> None:

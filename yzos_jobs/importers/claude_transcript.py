@@ -661,7 +661,9 @@ class TranscriptSession:
         """The folder every commit of the session ran in, where that is not the folder it started
         in, and the start folder shows no repository: Claude Code found no branch there, and no
         git command ran there. The session went into the repository it worked in, from a folder
-        that holds repositories or from beside it."""
+        that holds repositories or from beside it; or it started inside the folder it committed
+        in (a repository with no commit yet, where Claude Code finds no branch), whatever git
+        ran where it started."""
         if self._start_branch() is not None:
             return None  # started in a repository: a commit from a folder in it is its own
         windows = repo.is_windows(start)
@@ -675,6 +677,8 @@ class TranscriptSession:
         folder, begun = folders.pop(), key(repo.normalise(start))
         if folder is None or key(folder) == begun:
             return None
+        if repo.is_within(start, folder):
+            return folder  # committed from a folder above the start: the start is inside it
         return None if any(key(f.git_in) == begun for f in self.facts) else folder
 
     def _start_branch(self) -> str | None:
