@@ -18,6 +18,10 @@ from yzos_jobs.importers.repository import folder_worked_in, is_account_folder
         "/mnt/c/Users/ann.lee",
         r"C:\Users\Ann",
         r"c:\users\ann\documents",
+        # where a terminal opens that is nobody's project: a file system's root, Windows' folder
+        "/",
+        "C:\\",
+        r"C:\Windows\System32",
     ],
 )
 def test_homes_and_their_system_folders_are_account_folders(path: str) -> None:

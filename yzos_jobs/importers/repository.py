@@ -318,12 +318,15 @@ _ACCOUNT_FOLDERS = frozenset({"Desktop", "Documents", "Downloads"})
 
 
 def is_account_folder(path: str) -> bool:
-    """Whether `path` is a home directory or a folder the system makes in it: a place a tool is
-    started in, not a repository."""
+    """Whether `path` is a home directory or a folder the system makes in it, a file system's
+    root, or Windows' own folder (`C:\\Windows\\System32`, where an administrator's terminal
+    opens): a place a tool is started in, not a repository."""
     if not is_absolute(path):
         return False
     windows = is_windows(path)
     names = [n.casefold() if windows else n for n in segments(path)]
+    if not names or (windows and names[0] == "windows"):
+        return True
     if not windows and names[:1] == ["root"]:
         below = names[1:]
         return not below or (len(below) == 1 and below[0] in _ACCOUNT_FOLDERS)
