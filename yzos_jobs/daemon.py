@@ -7,14 +7,16 @@ each purge slot is one job_runs row. This process only decides when to try.
 SIGTERM/SIGINT: stop claiming, finish (or hand back) the batch in hand, exit 0. A second signal
 exits at once; the leases of whatever was in hand expire and another daemon takes it over.
 
-The signal handler only wakes the main thread, which does the stopping: a handler runs between
-any two steps of the code it interrupts, and stopping the scheduler there took the thread pool's
-lock the interrupted submit of a job held (the daemon hung on SIGTERM).
+The signal handler only notes the signal; the main thread, woken by Python's wakeup pipe, does the
+stopping: a handler runs between any two steps of the code it interrupts, and stopping the
+scheduler there took the thread pool's lock the interrupted submit of a job held (the daemon hung
+on SIGTERM).
 """
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
 from datetime import timedelta
@@ -41,6 +43,8 @@ from yzos_jobs.operations import Operations
 log = get_logger(__name__)
 
 PRUNE_EVERY = timedelta(days=1)
+# How often the main thread looks at whether it was asked to stop, should a wakeup be missed.
+WAKE_CHECK_S = 1.0
 
 
 class _Active:
@@ -72,7 +76,6 @@ class Daemon:
         self.active = _Active()
         self.signals = 0
         self.stopped_by: str | None = None  # the signal that asked the daemon to stop
-        self._wake_read = self._wake_write = -1  # the pipe run() opens
         self.scheduler = BackgroundScheduler(
             timezone="UTC",
             job_defaults={"coalesce": True, "max_instances": 1},
@@ -184,7 +187,7 @@ class Daemon:
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         # Nothing that takes a lock: the main thread may be inside a log call, or submitting a
         # job, holding the very lock (a logger's, the thread pool's) and the handler would wait
-        # for it forever.
+        # for it forever. The main thread wakes from the wakeup pipe and does the stopping.
         self.signals += 1
         name = signal.Signals(signum).name
         if self.signals > 1:
@@ -192,11 +195,15 @@ class Daemon:
             os.write(2, message.encode())
             os._exit(128 + signum)
         self.stopped_by = name
-        os.write(self._wake_write, b"\0")
 
-    def _wait_for_signal(self) -> None:
-        while not os.read(self._wake_read, 1):
-            pass
+    def _wait_for_signal(self, wake: int) -> None:
+        """Until a signal asks the daemon to stop. Python writes each signal's number to `wake`
+        whichever thread the system delivered it to, and runs the handler in this thread once it
+        is awake (a thread blocked in a read is not interrupted by a signal sent to another)."""
+        while self.stopped_by is None:
+            readable, _, _ = select.select([wake], [], [], WAKE_CHECK_S)
+            if readable:
+                os.read(wake, 64)
 
     def run(self) -> int:
         self.operations.check()  # a bad [daemon] http is refused before anything starts
@@ -204,11 +211,23 @@ class Daemon:
         self._schedule_prune()
         self.operations.schedule(self.scheduler)
         self._listen()
-        # Written by the signal handler, read by the main thread: a signal that comes before the
-        # main thread waits is kept in the pipe.
-        self._wake_read, self._wake_write = os.pipe()
-        signal.signal(signal.SIGTERM, self._on_signal)
-        signal.signal(signal.SIGINT, self._on_signal)
+        wake, woken = os.pipe()
+        os.set_blocking(wake, False)
+        os.set_blocking(woken, False)
+        handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            signal.set_wakeup_fd(woken)
+            for signum in handlers:
+                signal.signal(signum, self._on_signal)
+            return self._run(wake)
+        finally:
+            signal.set_wakeup_fd(-1)
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+            os.close(wake)
+            os.close(woken)
+
+    def _run(self, wake: int) -> int:
         # Before "daemon started": an address already taken is refused before anything runs.
         self.operations.start()
         jobs = self.ctx.settings.jobs
@@ -222,15 +241,13 @@ class Daemon:
         )
         try:
             self.scheduler.start()
-            self._wait_for_signal()
+            self._wait_for_signal(wake)
             self.ctx.stop.set()
             log.info("stopping: finishing the batch in hand", signal=self.stopped_by)
             self.scheduler.shutdown(wait=False)
             self.active.wait_idle()
         finally:
             self.operations.stop()
-            os.close(self._wake_read)
-            os.close(self._wake_write)
         log.info("daemon stopped", owner=self.ctx.owner)
         return 0
 

@@ -66,3 +66,11 @@ def test_an_account_folder_is_never_the_folder_worked_in() -> None:
     edited = ["/Users/ann/Desktop/app/src/main.ts", "/Users/ann/Desktop/app/package.json"]
     assert folder_worked_in("/Users/ann", edited) == "/Users/ann/Desktop/app"
     assert folder_worked_in("/Users/ann", ["/Users/ann/Desktop/todo.txt"]) is None
+
+
+def test_from_a_root_or_windows_folder_the_edits_are_looked_for_past_the_homes() -> None:
+    assert folder_worked_in("/", ["/home/me/app/src/login.py", "/home/me/app/a.py"]) == (
+        "/home/me/app"
+    )
+    edited = [r"C:\Users\ann\shop\a.py"]
+    assert folder_worked_in(r"C:\Windows\System32", edited) == r"C:\Users\ann\shop"

@@ -60,7 +60,8 @@ def _app_fixtures() -> list[Path]:
 def _is_request(record: dict[str, Any]) -> bool:
     """A user turn a person typed, structurally: a user record that no flag marks as written by
     Claude Code or a subagent, and that is not only a tool result (text typed while a tool ran
-    is written beside its result, in the same record)."""
+    is written beside its result, in the same record); or the queue record of a prompt typed
+    while Claude Code worked (`enqueue`, its content typed text, not a tagged or JSON notice)."""
     if record.get("type") == "queue-operation":  # typed while Claude Code worked
         content = record.get("content")
         return (

@@ -29,6 +29,21 @@ from yzos_jobs.importers.shell_effects import changes_something
         "sudo systemctl restart nginx",
         "service nginx reload",
         "ssh pi reboot",
+        "cp config.example config 2>/dev/null",
+        "echo 42 > answer.txt",
+        "lsof -ti:3000 | xargs kill -9",
+        "find . -name '*.pyc' -delete",
+        "find build -name '*.o' -exec rm {} \\;",
+        "sudo -u www rm -rf cache",
+        "systemctl --user restart syncthing",
+        "npm --prefix web install left-pad",
+        "python3 -m pip install httpx",
+        "sh -c 'rm -rf build'",
+        "timeout 5 rm stale.lock",
+        "(cd web && rm -rf dist)",
+        "/bin/rm notes.bak",
+        "scp app.conf router:/etc/app.conf",
+        "ssh root@router <<'EOF'\n/etc/init.d/gl-cloud stop\nEOF",
     ],
 )
 def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str) -> None:
@@ -60,7 +75,25 @@ def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str)
         "systemctl status nginx",
         "service --status-all",
         "crontab -l",
+        # a quoted string that runs over lines is one word, whatever it holds
+        'python3 -c "\nimport sys\nif len(sys.argv) > 1:\n    print(1)\n"',
+        'git commit -m "Refactor\n\ninstall step moved to CI"',
+        'gh pr create --body "Summary\n> quoted note"',
+        "mkdir -p /tmp/x 2>/dev/null",
+        "cp report.pdf /tmp/out 2>&1",
+        "uv pip list",
+        "brew services list",
+        "unzip -l release.zip",
+        "kill -0 1234",
+        "perl -MFile::Find -e 'print 1'",
+        "ls # a note; rm x",
     ],
 )
 def test_a_command_that_only_reads_runs_or_uses_scratch_space(command: str) -> None:
     assert not changes_something(command)
+
+
+def test_hostile_commands_are_read_in_time_and_without_a_crash() -> None:
+    # an unclosed quote before many escaped ones, and ssh within ssh past any depth read
+    assert changes_something("rm " + '"\\\\' * 50_000)
+    assert not changes_something("ssh h " * 500 + "ls")

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.activity_sessions import SessionFacts, upsert_activity_sessions
@@ -135,18 +136,27 @@ def parse_timestamp(value: object, where: str | Position) -> datetime | None:
 
 def parse_json_object(raw: bytes, where: str | Position) -> dict[str, Any]:
     """One line as a JSON object (invalid UTF-8 replaced); anything else, nesting past the
-    recursion limit included, is the line's error."""
+    recursion limit included, is the line's error. orjson reads it (a transcript's import is
+    mostly this parse; an integer past 64 bits comes back as a float), the standard library
+    what orjson refuses (NaN, a lone surrogate, invalid UTF-8) and the error's wording."""
     try:
-        obj = json.loads(raw.decode("utf-8", errors="replace"))
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        obj = _parsed_slowly(raw, where)
+    if not isinstance(obj, dict):
+        raise ImportRecordError(where, "not a JSON object")
+    return obj
+
+
+def _parsed_slowly(raw: bytes, where: str | Position) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8", errors="replace"))
     except json.JSONDecodeError as exc:
         raise ImportRecordError(where, f"not JSON ({exc.msg})") from None
     except RecursionError:
         raise ImportRecordError(where, "not JSON (nested too deeply)") from None
     except ValueError as exc:  # e.g. an integer past Python's 4300-digit conversion limit
         raise ImportRecordError(where, f"not JSON ({str(exc)[:120]})") from None
-    if not isinstance(obj, dict):
-        raise ImportRecordError(where, "not a JSON object")
-    return obj
 
 
 class FileImporter:

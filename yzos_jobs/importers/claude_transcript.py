@@ -136,6 +136,24 @@ class Fact:
     from_queue: bool = False
 
 
+@dataclass(frozen=True)
+class _Queued:
+    """A prompt typed while Claude Code worked, waiting in its queue."""
+
+    line: int
+    at: datetime | None
+    stamp: str  # the enqueue record's timestamp as written
+    text: str
+
+
+@dataclass(frozen=True)
+class _Command:
+    """A slash command with no request after it, waiting for its expansion."""
+
+    base: Fact  # the command's record
+    message: str  # its `<command-message>`
+
+
 @dataclass
 class _Pending:
     """A `git commit` call waiting for its result."""
@@ -370,11 +388,12 @@ class TranscriptReader:
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
         self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
-        # Prompts typed while Claude Code worked, waiting in its queue: (line, time, session, text)
-        self._queue: list[tuple[int, datetime | None, str, str]] = []
+        # What waits in each session's queue, in order: prompts typed while Claude Code worked,
+        # and background tasks' notices (kept as None so that each removal pairs with its entry)
+        self._queues: dict[str, list[_Queued | None]] = {}
         # A slash command with no request after it, waiting for the expansion Claude Code sends
-        # the model in the next user record: (its request's base, the command's message)
-        self._command: tuple[Fact, str] | None = None
+        # the model in the next user record
+        self._command: _Command | None = None
         self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
 
     def facts(
@@ -446,7 +465,7 @@ class TranscriptReader:
         written = "\n\n".join(_text_parts(content))
         typed = typed_text(written)
         if not typed and line is not None and (message := command_message(written)) is not None:
-            self._command = (base, message)
+            self._command = _Command(base, message)
         if not typed or line is None or typed == _NO_CONTENT:
             return [base]
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
@@ -474,26 +493,32 @@ class TranscriptReader:
     def _queue_operation(self, r: dict[str, Any], where: Position, sid: str) -> list[Fact]:
         """The request of a prompt the queue handed over within the turn (`remove`), or none."""
         operation, content = r.get("operation"), r.get("content")
+        queue = self._queues.setdefault(sid, [])
         if operation == "enqueue":
-            if isinstance(content, str) and not _is_notice(content):
-                at = parse_timestamp(r.get("timestamp"), where)
-                self._queue.append((where.line, at, sid, content))
-        elif operation == "remove" and self._queue:
-            line, at, queued_in, prompt = self._queue.pop(0)
-            base = Fact(f"queue:{line}", queued_in, line, at, None, from_queue=True)
-            return self._queued_request(base, prompt)
-        elif operation == "dequeue" and self._queue:
-            self._queue.pop(0)  # handed over as a user turn of its own
+            stamp = r.get("timestamp") if isinstance(r.get("timestamp"), str) else ""
+            typed = isinstance(content, str) and not _is_notice(content)
+            at = parse_timestamp(r.get("timestamp"), where)
+            queue.append(_Queued(where.line, at, stamp, content) if typed else None)
+        elif operation == "remove" and queue:
+            queued = queue.pop(0)
+            if queued is not None:
+                # the line alone is no record's identity: another file has the same line
+                uuid = f"queue:{sid}:{queued.stamp}:{queued.line}"
+                base = Fact(uuid, sid, queued.line, queued.at, None, from_queue=True)
+                return self._queued_request(base, queued.text)
+        elif operation == "dequeue" and queue:
+            queue.pop(0)  # handed over as a user turn of its own
         elif operation == "popAll":
-            self._queue.clear()  # taken back into the prompt to be edited
+            queue.clear()  # taken back into the prompt to be edited
         return []
 
-    def _command_request(self, command: tuple[Fact, str], content: Any) -> list[Fact]:
+    def _command_request(self, command: _Command, content: Any) -> list[Fact]:
         """The request of a slash command whose expansion a record sent the model: it rests on
         the command's line, is named by the command's message (`init is analyzing your
-        codebase…`), and the expansion is its context."""
-        base, message = command
-        expansion = "\n\n".join(_text_parts(content)).strip()
+        codebase…`), and the expansion is its context. A note Claude Code adds for the model
+        (`<local-command-caveat>`, after `/context`) is no expansion."""
+        base, message = command.base, command.message
+        expansion = typed_text("\n\n".join(_text_parts(content)))
         if not expansion or base.line is None:
             return []
         text = expansion[:REQUEST_CHARS]
@@ -736,22 +761,27 @@ class TranscriptSession:
         if not times:
             return None
         path = project_path or self.project_path()
-        # A prompt read from the queue's records that a later record hands over is that record's.
-        handed: dict[str, int] = {}
-        for f in self.facts:
-            if isinstance(f.event, Request) and not f.from_queue and f.line is not None:
-                handed[f.event.text] = max(handed.get(f.event.text, 0), f.line)
+        # A prompt read from the queue's records that the next request hands over (an attachment,
+        # a user turn) is that request's.
+        others = sorted(
+            (f.line, f.event.text)
+            for f in self.facts
+            if isinstance(f.event, Request) and not f.from_queue and f.line is not None
+        )
+
+        other_lines = [line for line, _ in others]
+
+        def handed_over(f: Fact) -> bool:
+            if not (f.from_queue and isinstance(f.event, Request) and f.line is not None):
+                return False
+            after = bisect.bisect_right(other_lines, f.line)
+            return after < len(others) and others[after][1] == f.event.text
+
         events = sorted(
             (
                 f.event
                 for f in self.facts
-                if f.event is not None
-                and f.line is not None
-                and not (
-                    f.from_queue
-                    and isinstance(f.event, Request)
-                    and handed.get(f.event.text, 0) > f.line
-                )
+                if f.event is not None and f.line is not None and not handed_over(f)
             ),
             key=lambda e: e.line,
         )

@@ -323,10 +323,10 @@ def is_account_folder(path: str) -> bool:
     opens): a place a tool is started in, not a repository."""
     if not is_absolute(path):
         return False
+    if _is_system_folder(path):
+        return True
     windows = is_windows(path)
     names = [n.casefold() if windows else n for n in segments(path)]
-    if not names or (windows and names[0] == "windows"):
-        return True
     if not windows and names[:1] == ["root"]:
         below = names[1:]
         return not below or (len(below) == 1 and below[0] in _ACCOUNT_FOLDERS)
@@ -419,11 +419,35 @@ def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
     """The folder inside `cwd` the session's edits (absolute paths) are in: the folder directly
     inside it most edits fall in, hidden folders (a tool's own, such as `~/.claude/plans`) left
     out, and below that again while it is itself an account folder (`~/Desktop/app` from `~`);
-    None when no edit is in one."""
+    None when no edit is in one. From a file system's root or Windows' own folder, the edits
+    are looked for from the root, past the folders that hold home directories (`/home`,
+    `C:\\Users`)."""
+    if _is_system_folder(cwd):
+        cwd = str(flavour(cwd)(flavour(cwd)(cwd).anchor))
     folder = _busiest_folder(cwd, edited)
-    while folder is not None and is_account_folder(folder):
+    while folder is not None and (is_account_folder(folder) or _holds_homes(folder)):
         folder = _busiest_folder(folder, edited)
     return folder
+
+
+def _is_system_folder(path: str) -> bool:
+    """A file system's root, or Windows' own folder and what is in it."""
+    if not is_absolute(path):
+        return False
+    names = segments(path)
+    return not names or (is_windows(path) and names[0].casefold() == "windows")
+
+
+def _holds_homes(folder: str) -> bool:
+    """`/home`, `/Users`, `C:\\Users`, `/mnt`, `/mnt/c`, `/mnt/c/Users`: folders above homes."""
+    windows = is_windows(folder)
+    names = [n.casefold() if windows else n for n in segments(folder)]
+    for prefix in (("users",),) if windows else _HOMES:
+        if 0 < len(names) <= len(prefix) and all(
+            p is None or p == q for p, q in zip(prefix, names, strict=False)
+        ):
+            return True
+    return False
 
 
 def _busiest_folder(cwd: str, edited: list[str]) -> str | None:

@@ -6,9 +6,10 @@ answered with `ls`, `cat`, `grep` or a test run is not.
 
 Read from the command's structure, program by program: the programs that change the files they
 are given, package and service managers with a subcommand that changes something, `sed -i`,
-output redirected into a file, and what `ssh` runs on the other machine. Scratch space (`/tmp`,
-`/dev`) changes nothing the person keeps. Version control is left out: a commit is read as a
-commit, and a push or a merge carries out the work before it, not work of its own.
+output redirected into a file, and what `ssh`, `sh -c`, `xargs` and `find -exec` run. Scratch
+space (`/tmp`, `/dev`) is not what a person keeps. A heredoc's body is text handed to a program,
+not commands, unless the program is a shell or `ssh`. Version control is left out: a commit is
+read as a commit, and a push or a merge carries out the work before it, not work of its own.
 """
 
 from __future__ import annotations
@@ -31,155 +32,256 @@ _CHANGING = frozenset(
         "rm",
         "rmdir",
         "rsync",
+        "scp",
         "tee",
         "touch",
         "unzip",
     }
 )
 # Of these, the ones that change only their last path (a copy's or a link's destination).
-_DESTINATION_LAST = frozenset({"cp", "install", "ln", "rsync"})
-# Package managers, and their subcommands that install or remove something.
-_PACKAGE_CHANGES = {
+_DESTINATION_LAST = frozenset({"cp", "install", "ln", "rsync", "scp"})
+# Options with which they only look: `kill -0` (is it running), `unzip -l` (list).
+_LOOKING = {"kill": {"-0", "-l"}, "unzip": {"-l", "-t", "-v", "-Z"}}
+# Package, service and settings managers, and their subcommands that change something (one of
+# the first words after the program that are not options: `npm --prefix web install x`).
+_SUBCOMMANDS = {
+    "apk": {"add", "del"},
     "apt": {"install", "remove", "purge"},
     "apt-get": {"install", "remove", "purge"},
-    "brew": {"install", "uninstall", "reinstall", "upgrade", "link", "services"},
+    "brew": {"install", "uninstall", "reinstall", "upgrade", "link", "start", "stop", "restart"},
     "bun": {"add", "install", "i", "remove", "rm"},
     "cargo": {"add", "install", "remove"},
+    "choco": {"install", "uninstall", "upgrade"},
+    "dnf": {"install", "remove", "upgrade"},
     "gem": {"install", "uninstall"},
     "go": {"get", "install"},
     "npm": {"install", "i", "add", "uninstall", "remove", "rm", "un", "link", "update"},
+    "opkg": {"install", "remove", "upgrade"},
     "pip": {"install", "uninstall"},
     "pip3": {"install", "uninstall"},
     "pnpm": {"add", "install", "i", "remove", "rm", "update"},
     "poetry": {"add", "remove", "install"},
-    "uv": {"add", "remove", "pip"},
-    "yarn": {"add", "install", "remove", "upgrade"},
-    "apk": {"add", "del"},
-    "choco": {"install", "uninstall", "upgrade"},
-    "dnf": {"install", "remove", "upgrade"},
-    "opkg": {"install", "remove", "upgrade"},
     "scoop": {"install", "uninstall", "update"},
     "snap": {"install", "remove", "refresh"},
+    "uv": {"add", "remove", "install", "uninstall"},
     "winget": {"install", "uninstall", "upgrade"},
+    "yarn": {"add", "install", "remove", "upgrade"},
     "yum": {"install", "remove", "update"},
-    # services and settings
     "launchctl": {"load", "unload", "bootstrap", "bootout", "kickstart", "enable", "disable"},
     "systemctl": {"start", "stop", "restart", "reload", "enable", "disable", "mask", "unmask"},
     "uci": {"set", "commit", "delete", "add", "add_list", "del_list", "rename"},
     "defaults": {"write", "delete"},
     "crontab": {"-r", "-"},
 }
+SUBCOMMAND_WORDS = 3  # of the words after the program, how many may name its subcommand
 # What a service script (`/etc/init.d/<name> stop`, `service <name> stop`) is told to do.
 _SERVICE_ACTIONS = frozenset({"start", "stop", "restart", "reload", "enable", "disable"})
 # Programs whose run is itself the change.
 _ACTIONS = frozenset({"reboot", "shutdown", "poweroff"})
+# Shells whose `-c` script (or heredoc) is commands.
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash"})
 # ssh's options that take a value (`-p 22`, `-i key`): the host is the first word after them.
 _SSH_VALUED = frozenset("BbcDEeFIiJLlmOopQRSWw")
-# Words before the program that leave it the program: `sudo rm`, `FOO=1 npm install`.
-_PREFIXES = frozenset({"sudo", "command", "exec", "nohup", "time", "env"})
+# Words before the program that leave it the program (`sudo rm`, `timeout 5 rm`), with how many
+# words after them their options may take.
+_PREFIXES = frozenset({"sudo", "command", "exec", "nohup", "time", "env", "nice", "timeout"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&"})
-_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>"})
-# A shell line's tokens: a quoted string whole, an operator, or a run of other characters (a lone
-# quote left open matches nothing and is skipped).
+_SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&", "\n"})
+# A shell command's tokens: a quoted string whole (an unclosed one runs to the end: no token is
+# looked for twice), an output redirect with the descriptor before it, an operator, a word.
 _TOKEN = re.compile(
     r"""
-    '[^']*'                                 # a single-quoted string
-    | "(?:\\.|[^"\\])*"                      # a double-quoted string
-    | &&|\|\||;;|\|&|&>>|&>|>>|>\||[;&|()<>]    # an operator
-    | [^\s;&|()<>'"]+                        # a word, or its unquoted part
+    '[^']*'?
+    | "(?:\\.|[^"\\])*"?
+    | \d*(?:>>|>\||>&|>)
+    | &>>|&>|<<<|<<-?|<
+    | &&|\|\||;;|\|&|[;&|()\n]
+    | [^\s;&|()<>'"]+
     """,
     re.VERBOSE,
 )
-_HEREDOC = re.compile(r"<<-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
+_REDIRECT = re.compile(r"^(?:\d*(?:>>|>\||>&|>)|&>>?)$")
+# A heredoc's start (not a here-string, `<<<`): the word that ends its body.
+_HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
 _SCRATCH = ("/tmp/", "/dev/", "/private/tmp/", "/var/folders/")
-# Whether a line can change anything at all, before it is read word by word (most commands a
-# session runs only read: `ls`, `cat`, `grep`, tests): one of the programs above as a word of its
-# own, or output sent into a file (not `2>&1`, `>/dev/null`, `->`, `=>`).
-_PROGRAMS = frozenset({*_CHANGING, *_PACKAGE_CHANGES, *_ACTIONS, "sed", "perl", "service", "ssh"})
-_INTO_FILE = re.compile(r">{1,2}(?!\s*(?:&|/dev/null))")
+# Whether a command can change anything at all, before it is read token by token (most commands a
+# session runs only read: `ls`, `cat`, `grep`, tests): a program above as a word of its own (a
+# manager with one of its changing subcommands, `find` with `-delete` or `-exec`, a shell given a
+# script), or output sent into a file (not `2>&1`, `>/dev/null`, `->`, `=>`).
+_DIRECT = frozenset({*_CHANGING, *_ACTIONS, "sed", "perl", "service", "ssh", "xargs"})
+_MANAGERS = frozenset(_SUBCOMMANDS)
+_MANAGER_CHANGES = frozenset(word for words in _SUBCOMMANDS.values() for word in words)
+_WORD_BREAKS = re.compile(r"[\s;&|()`/'\"]+")
+_INTO_FILE = re.compile(r"(?<![0-9&=\-])>{1,2}(?!\s*(?:&|/dev/null))")
+MAX_DEPTH = 4  # commands within commands (`ssh h "sh -c '…'"`) read at most this deep
 
 
-def changes_something(command: str) -> bool:
-    """Whether `command` (a shell command line, heredocs and all) changes a file, a package or a
-    process outside scratch space."""
-    if not _may_change(command):
+def changes_something(command: str, depth: int = 0) -> bool:
+    """Whether `command` (a shell command line, heredocs and all) changes a file, a package, a
+    service or a process outside scratch space."""
+    if depth > MAX_DEPTH or not _may_change(command):
         return False
-    return any(_simple_changes(words) for words in _simple_commands(command))
+    return any(_simple_changes(words, depth) for words in _simple_commands(command))
+
+
+def _may_change(text: str) -> bool:
+    if ">" in text and _INTO_FILE.search(text):
+        return True
+    if "/init.d/" in text:
+        return True
+    words = set(_WORD_BREAKS.split(text))  # `/bin/rm`: `bin`, `rm`
+    if not _DIRECT.isdisjoint(words):
+        return True
+    if not _MANAGERS.isdisjoint(words) and not _MANAGER_CHANGES.isdisjoint(words):
+        return True
+    if "find" in words and ("-delete" in words or "-exec" in text or "-ok" in text):
+        return True
+    return not _SHELLS.isdisjoint(words) and ("-c" in words or "<<" in text)
 
 
 def _simple_commands(command: str) -> list[list[str]]:
-    """The words of each simple command, a heredoc's body left out (it is text, not commands)."""
-    out: list[list[str]] = []
+    """The words of each simple command; a heredoc's body left out unless a shell or `ssh` runs
+    it (then its lines are commands too)."""
+    kept: list[str] = []
     ending: str | None = None
+    body_runs = False
     for line in command.splitlines():
         if ending is not None:
             if line.strip() == ending:
                 ending = None
+            elif body_runs:
+                kept.append(line)
             continue
+        kept.append(line)
         if m := _HEREDOC.search(line):
             ending = m.group(1)
-        if not _may_change(line):
+            before = _WORD_BREAKS.split(line[: m.start()])
+            body_runs = any(w.rsplit("/", 1)[-1] in (*_SHELLS, "ssh") for w in before)
+    out: list[list[str]] = []
+    words: list[str] = []
+    comment = False  # from a word starting with `#` to the end of its line
+    for token in _TOKEN.findall("\n".join(kept)):
+        if token == "\n":
+            comment = False
+        if comment:
             continue
-        words: list[str] = []
-        for token in _TOKEN.findall(line):
-            if token in _SEPARATORS:
-                out.append(words)
-                words = []
-            elif token.startswith("#"):
-                break  # a comment to the end of the line
-            else:
-                words.append(_unquoted(token))
-        out.append(words)
+        if token in _SEPARATORS:
+            out.append(words)
+            words = []
+        elif token.startswith("#"):
+            comment = True
+        else:
+            words.append(token)
+    out.append(words)
     return [w for w in out if w]
 
 
 def _unquoted(token: str) -> str:
-    if len(token) > 1 and token[0] == token[-1] and token[0] in "'\"":
-        return token[1:-1]
+    if token[:1] in ("'", '"'):
+        inner = token[1:]
+        return inner[:-1] if inner.endswith(token[0]) else inner
     return token
 
 
-def _may_change(text: str) -> bool:
-    if not _PROGRAMS.isdisjoint(text.split()) or "/init.d/" in text:
-        return True
-    return ">" in text and any(
-        m.start() == 0 or text[m.start() - 1] not in "0123456789&=-"
-        for m in _INTO_FILE.finditer(text)
-    )
+def _simple_changes(words: list[str], depth: int) -> bool:
+    args: list[str] = []
+    skip = False
+    for at, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if _REDIRECT.match(word):
+            target = _unquoted(words[at + 1]) if at + 1 < len(words) else ""
+            # output into a file; `2> err.log` is an error log, `2>&1` a descriptor
+            stdout = not word[:1].isdigit() or word[:1] == "1"
+            if stdout and not word.endswith(">&") and _kept(target):
+                return True
+            skip = True
+        elif word in ("<", "<<", "<<-", "<<<"):
+            skip = True
+        else:
+            args.append(_unquoted(word))
+    return bool(args) and _program_changes(args, depth)
 
 
-def _simple_changes(words: list[str]) -> bool:
-    for at, word in enumerate(words[:-1]):
-        if word in _REDIRECTS and _kept(words[at + 1]) and not _fd_before(words, at):
-            return True
-    while words and (words[0] in _PREFIXES or _ASSIGNMENT.match(words[0])):
-        words = words[1:]
+def _program_changes(words: list[str], depth: int) -> bool:
+    words = _without_prefixes(words)
     if not words:
         return False
-    program = words[0].rsplit("/", 1)[-1]
-    args = [w for w in words[1:] if w not in _REDIRECTS and not w.startswith("<")]
+    program, args = words[0].rsplit("/", 1)[-1], words[1:]
     if program in _CHANGING:
+        if set(args) & _LOOKING.get(program, set()):
+            return False
         paths = [a for a in args if not a.startswith("-")]
         if program in _DESTINATION_LAST:
             paths = paths[-1:]
-        return not paths or any(_kept(p) for p in paths)
+        return any(_kept(p) for p in paths)
     if program == "ssh":
-        return _remote_changes(args)
+        return _remote_changes(args, depth)
+    if program in _SHELLS:
+        script = args[args.index("-c") + 1] if "-c" in args[:-1] else None
+        return script is not None and changes_something(script, depth + 1)
+    if program == "xargs":  # the paths come from the input: the program decides
+        first = next((at for at, a in enumerate(args) if not a.startswith("-")), len(args))
+        run = args[first:]
+        if run and run[0].rsplit("/", 1)[-1] in _CHANGING:
+            return not set(run) & _LOOKING.get(run[0].rsplit("/", 1)[-1], set())
+        return bool(run) and _program_changes(run, depth)
+    if program == "find":
+        return _find_changes(args, depth)
     if program in _ACTIONS:
         return True
     if program == "service" or "/init.d/" in words[0]:
         action = args[1:2] if program == "service" else args[:1]
         return bool(action) and action[0] in _SERVICE_ACTIONS
     if program == "sed":
-        return any(a.startswith("-i") or a == "--in-place" for a in args)
+        return any(a.startswith(("-i", "--in-place")) for a in args)
     if program == "perl":
-        return any(re.match(r"^-[a-zA-Z]*i", a) for a in args)
-    changes = _PACKAGE_CHANGES.get(program)
-    return changes is not None and bool(args) and args[0] in changes
+        return any(re.match(r"^-[0aclnpsw]*i", a) for a in args)
+    if program.startswith("python") and args[:2] == ["-m", "pip"]:
+        return _program_changes(args[1:], depth)
+    changes = _SUBCOMMANDS.get(program)
+    if changes is None:
+        return False
+    named = [a for a in args if not a.startswith("-") or a in changes][:SUBCOMMAND_WORDS]
+    return any(a in changes for a in named)
 
 
-def _remote_changes(args: list[str]) -> bool:
+def _without_prefixes(words: list[str]) -> list[str]:
+    """`sudo -u www rm x` → `rm x`; `timeout 5 rm x` → `rm x`; `FOO=1 npm i` → `npm i`."""
+    while words:
+        first = words[0].rsplit("/", 1)[-1]
+        if _ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        elif first in _PREFIXES:
+            words = words[1:]
+            while words and (words[0].startswith("-") or _ASSIGNMENT.match(words[0])):
+                valued = words[0] in ("-u", "-g", "-n", "-s", "-k", "-C")
+                words = words[2:] if valued else words[1:]
+            if first in ("timeout", "nice") and words and words[0][:1].isdigit():
+                words = words[1:]  # the duration, the niceness
+        else:
+            return words
+    return words
+
+
+def _find_changes(args: list[str], depth: int) -> bool:
+    """`find … -delete`, or `find … -exec rm {} \\;`."""
+    if "-delete" in args:
+        return True
+    for at, arg in enumerate(args):
+        if arg in ("-exec", "-execdir", "-ok", "-okdir"):
+            run = []
+            for word in args[at + 1 :]:
+                if word in (";", "\\;", "+"):
+                    break
+                run.append(word)
+            if run and _program_changes(run, depth):
+                return True
+    return False
+
+
+def _remote_changes(args: list[str], depth: int) -> bool:
     """Whether what `ssh [options] host command…` runs on the other machine changes something
     there (a bare `ssh host` opens a shell: nothing the log shows)."""
     at = 0
@@ -187,15 +289,11 @@ def _remote_changes(args: list[str]) -> bool:
         valued = len(args[at]) == 2 and args[at][1] in _SSH_VALUED
         at += 2 if valued else 1
     remote = args[at + 1 :]
-    return bool(remote) and changes_something(" ".join(remote))
-
-
-def _fd_before(words: list[str], at: int) -> bool:
-    """`2> file`: the lexer splits a descriptor's number from its redirect; an error log is
-    output, not a change."""
-    return at > 0 and words[at - 1].isdigit()
+    return bool(remote) and changes_something(" ".join(remote), depth + 1)
 
 
 def _kept(path: str) -> bool:
     """A path outside scratch space (and not a file descriptor: `>&2`)."""
-    return not path.startswith(("&", *_SCRATCH)) and path not in ("/tmp", "/dev/null")
+    return (
+        bool(path) and not path.startswith(("&", *_SCRATCH)) and path not in ("/tmp", "/dev/null")
+    )

@@ -94,7 +94,8 @@ def work_items(
         )
     for at, e in enumerate(events):
         if isinstance(e, Request):
-            if (committed or (current.edited and at > last_commit)) and not (e.queued or e.command):
+            joins = e.queued or (e.command and not committed)  # a commit ended the work
+            if (committed or (current.edited and at > last_commit)) and not joins:
                 close()  # a new request after a commit or a run of edits starts the next item
             current.requests.append(e)
         elif isinstance(e, Commit):

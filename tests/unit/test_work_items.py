@@ -1,0 +1,54 @@
+"""How requests, edits and commits of a session make work items, on events built by hand: the
+forms the real transcripts show rarely, or only mixed with others."""
+
+from __future__ import annotations
+
+from yzos_jobs.importers.closed_session import is_candidate_title
+from yzos_jobs.importers.session_events import Commit, FileTouched, Request
+from yzos_jobs.importers.work_items import work_items
+
+
+def _typed(line: int, title: str) -> Request:
+    return Request(line, title, title)
+
+
+def _command(line: int, message: str) -> Request:
+    return Request(
+        line, "Please analyze this codebase and create a CLAUDE.md file.", message, command=True
+    )
+
+
+def test_a_slash_command_after_edits_joins_the_work_they_are() -> None:
+    events = [
+        _typed(1, "add a login form"),
+        FileTouched(2, "login.py"),
+        _command(3, "commit it"),
+        Commit(4, "a1b2c3d", "Add the login form"),
+    ]
+    items, _ = work_items(events, runs_end_at_request=True)
+    assert [[r.line for r in i.requests] for i in items] == [[1, 3]]
+
+
+def test_a_slash_command_after_a_commit_starts_the_next_item() -> None:
+    events = [
+        _typed(1, "add a login form"),
+        FileTouched(2, "login.py"),
+        Commit(3, "a1b2c3d", "Add the login form"),
+        _command(4, "init is analyzing"),
+        FileTouched(5, "CLAUDE.md"),
+    ]
+    items, _ = work_items(events, runs_end_at_request=True)
+    assert [[r.line for r in i.requests] for i in items] == [[1], [4]]
+
+
+def test_a_slash_command_names_an_item_only_where_nothing_typed_does() -> None:
+    events = [
+        _command(1, "init is analyzing your codebase"),
+        _typed(2, "then add a login form"),
+        FileTouched(3, "CLAUDE.md"),
+    ]
+    [item], _ = work_items(events, runs_end_at_request=True)
+    assert item.name(is_candidate_title) is not None
+    assert item.name(is_candidate_title)[1] == "then add a login form"  # type: ignore[index]
+    [alone], _ = work_items(events[:1] + events[2:], runs_end_at_request=True)
+    assert alone.name(is_candidate_title)[1] == "init is analyzing your codebase"  # type: ignore[index]
