@@ -40,6 +40,7 @@ WORKTREES_FOLDER = (
     "claude-code/-home-sanand-code-datastories-worktree-bolly2-bollywood-top-grossing/"
     "b90b1f0d-a621-4cd9-ab50-9f3bb6ff4c35.jsonl"
 )
+DOTFILES = "claude-code/-home-deder/788a1be6-d102-4e92-8790-7289d0e1b137.jsonl"
 SIBLING_WORKTREES = (
     "claude-code/-home-USER-projects-spotter-worktrees-spotter-gqc/"
     "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
@@ -83,6 +84,28 @@ def test_a_worktree_in_a_folder_of_worktrees_beside_its_repository_is_the_reposi
     # `spotter-worktrees/spotter-gqc` on branch `spotter-gqc`: the transcript never shows the
     # repository, which the folder of worktrees is named after
     assert _project(REAL / SIBLING_WORKTREES) == "/home/USER/projects/spotter"
+
+
+def test_a_home_directory_kept_as_a_repository_is_named_by_its_remote() -> None:
+    # dotfiles kept in git in the home directory: the folder's name is the account's, and
+    # `git remote -v` and `git push` show the repository's, `config_files`
+    [group] = transcript_groups([(REAL / DOTFILES).resolve()])
+    [session] = transcript_sessions(group)
+    assert (session.project_path, session.project) == ("/home/deder", "config_files")
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("origin\tgit@github.com:me/config_files.git (fetch)\n", ["config_files"]),
+        ("To https://github.com/me/app.git\n   f03fa84..d16b186  main -> main", ["app"]),
+        ("To ssh://git@host:2222/srv/tools.git", ["tools"]),
+        ("To do: fix the login", []),
+        ("upstream\tgit@github.com:them/app.git (fetch)", []),  # not the session's own
+    ],
+)
+def test_the_remote_a_command_shows(text: str, names: list[str]) -> None:
+    assert repo.remote_names(text) == names
 
 
 def test_a_worktree_git_worktree_list_shows_is_its_main_repository() -> None:

@@ -134,6 +134,7 @@ class Fact:
     # A request read from the queue's records alone: the record that hands the prompt over, if
     # the file has one after it, is the request instead.
     from_queue: bool = False
+    remote: str | None = None  # the name of a repository a remote shows (`git remote -v`, push)
 
 
 @dataclass(frozen=True)
@@ -595,6 +596,8 @@ class TranscriptReader:
                 continue
             text = _result_text(part)
             out += self._root_marks(base, text)
+            if "(fetch)" in text or "To " in text:
+                out += [replace(base, remote=name) for name in repo.remote_names(text)]
             call_id = str(part.get("tool_use_id"))
             listed = call_id in self._listings
             self._listings.discard(call_id)
@@ -755,6 +758,15 @@ class TranscriptSession:
         branches = {f.git_branch for f in self.facts if f.git_branch and f.git_branch != "HEAD"}
         return repo.branch_worktree_main(cwd, sorted(branches))
 
+    def _project_name(self, path: str | None) -> str | None:
+        """The folder's name; for a home directory kept as a repository (dotfiles, or a checkout
+        made there), the name its one remote shows: the folder's is the account's."""
+        if path and repo.is_account_folder(path):
+            remotes = {f.remote for f in self.facts if f.remote}
+            if len(remotes) == 1:
+                return remotes.pop()
+        return repo.name_of(path)
+
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""
         times = [f.at for f in self.facts if f.at is not None]
@@ -798,7 +810,7 @@ class TranscriptSession:
             self.session_id,
             str(self.file),
             path,
-            repo.name_of(path),
+            self._project_name(path),
             min(times),
             max(times),
             first,

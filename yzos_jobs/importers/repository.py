@@ -122,6 +122,24 @@ def name_of(path: str | None) -> str | None:
     return names[-1] if names and names[-1] not in (".", "..") else None
 
 
+# A remote as git prints it: `origin\t<url> (fetch)` (`git remote -v`), `To <url>` (`git push`).
+_REMOTE = re.compile(
+    r"^(?:origin\s+(\S+)\s+\(fetch\)|To\s+((?:https?://|ssh://|git@|[\w.-]+:)\S+))\s*$", re.M
+)
+
+
+def remote_names(text: str) -> list[str]:
+    """The names of the repositories a command's output shows as its remote
+    (`git@github.com:me/config_files.git` → `config_files`)."""
+    names = []
+    for m in _REMOTE.finditer(text):
+        url = (m.group(1) or m.group(2)).rstrip("/")
+        name = re.split(r"[/:]", url)[-1].removesuffix(".git")
+        if name and name not in (".", ".."):
+            names.append(name)
+    return names
+
+
 _WORKTREE_ADMIN = re.compile(r"[\\/]\.git[\\/]worktrees[\\/]([^\s'\"`<>|\\/]+)")
 _PATH_START = re.compile(r"(?:[A-Za-z]:)?[\\/]")
 _PATH_STOPS = frozenset(" \t\r\n\f\v'\"`<>|:")
