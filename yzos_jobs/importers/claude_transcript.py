@@ -672,17 +672,12 @@ class TranscriptSession:
         git status`, `git -C <folder> log`): from a home directory that edited nothing with the
         editor's tools, the repository it went into and worked on with the shell."""
         windows = repo.is_windows(start)
-
-        def key(path: str) -> str:
-            return path.casefold() if windows else path  # `c:\\x` is `C:\\X`
-
-        begun = key(repo.normalise(start) or start)
         folders = {
-            key(normal): normal
+            repo.folder_key(normal, windows): normal
             for f in self.facts
             if f.git_in is not None and (normal := repo.normalise(f.git_in)) is not None
         }
-        folders.pop(begun, None)
+        folders.pop(repo.folder_key(repo.normalise(start) or start, windows), None)
         return next(iter(folders.values())) if len(folders) == 1 else None
 
     def _committed_in(self, start: str) -> str | None:
@@ -697,7 +692,7 @@ class TranscriptSession:
         windows = repo.is_windows(start)
 
         def key(path: str | None) -> str | None:
-            return path.casefold() if path and windows else path  # `c:\\x` is `C:\\X`
+            return repo.folder_key(path, windows)
 
         folders = {f.git_in for f in self.facts if isinstance(f.event, Commit)}
         if len({key(f) for f in folders}) != 1:

@@ -318,6 +318,17 @@ def root_marks(text: str, cwd: str) -> list[tuple[str, bool]]:
     return marks
 
 
+def folder_key(path: str | None, windows: bool) -> str | None:
+    """A folder's path as folders are compared: without case on Windows (`c:\\x` is `C:\\X`)."""
+    return path.casefold() if path and windows else path
+
+
+def _compared_names(path: str) -> list[str]:
+    """A path's names as folders are compared (without case on Windows)."""
+    windows = is_windows(path)
+    return [n.casefold() if windows else n for n in segments(path)]
+
+
 def is_within(path: str, folder: str) -> bool:
     """Whether `path` is `folder` or lies below it (Windows names compared without case)."""
     if is_windows(path) != is_windows(folder) or is_absolute(path) != is_absolute(folder):
@@ -344,7 +355,7 @@ def is_account_folder(path: str) -> bool:
     if _is_system_folder(path):
         return True
     windows = is_windows(path)
-    names = [n.casefold() if windows else n for n in segments(path)]
+    names = _compared_names(path)
     if not windows and names[:1] == ["root"]:
         below = names[1:]
         return not below or (len(below) == 1 and below[0] in _ACCOUNT_FOLDERS)
@@ -458,9 +469,8 @@ def _is_system_folder(path: str) -> bool:
 
 def _holds_homes(folder: str) -> bool:
     """`/home`, `/Users`, `C:\\Users`, `/mnt`, `/mnt/c`, `/mnt/c/Users`: folders above homes."""
-    windows = is_windows(folder)
-    names = [n.casefold() if windows else n for n in segments(folder)]
-    for prefix in (("users",),) if windows else _HOMES:
+    names = _compared_names(folder)
+    for prefix in (("users",),) if is_windows(folder) else _HOMES:
         if 0 < len(names) <= len(prefix) and all(
             p is None or p == q for p, q in zip(prefix, names, strict=False)
         ):

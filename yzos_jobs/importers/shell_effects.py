@@ -82,8 +82,8 @@ _ACTIONS = frozenset({"reboot", "shutdown", "poweroff"})
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash"})
 # ssh's options that take a value (`-p 22`, `-i key`): the host is the first word after them.
 _SSH_VALUED = frozenset("BbcDEeFIiJLlmOopQRSWw")
-# Words before the program that leave it the program (`sudo rm`, `timeout 5 rm`), with how many
-# words after them their options may take.
+# Words before the program that leave it the program (`sudo -u www rm`, `timeout 5 rm`): they and
+# their options are passed over.
 _PREFIXES = frozenset({"sudo", "command", "exec", "nohup", "time", "env", "nice", "timeout"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "(", ")", ";;", "|&", "\n"})

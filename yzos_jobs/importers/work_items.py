@@ -14,8 +14,8 @@ commit gathers what the requests before it were for (docs/extraction.md has the 
 Requests after which nothing was edited or committed are work asked for and never carried out
 (the model unreachable, the session interrupted, the history ending): together, one work item.
 A question among them (`Request.question`) belongs to no work item: it is evidence of the
-session. A request typed while the tool was working (`Request.queued`) and a slash command's
-expansion (`Request.command`) join the work in progress.
+session. A request typed while the tool was working (`Request.queued`) joins the work in
+progress; so does a slash command's expansion (`Request.command`) unless a commit ended it.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
 else by its first request whose title is one; an item with neither is no task candidate. Its
