@@ -45,6 +45,7 @@ SIBLING_WORKTREES = (
     "claude-code/-home-USER-projects-spotter-worktrees-spotter-gqc/"
     "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 )
+SYSTEM_FOLDER = "claude-code/C--Windows-System32/3ac4dddd-02f9-4d49-977f-d130b036a3b8.jsonl"
 BARE_WORKTREE = (
     "claude-code/-Users-jbiggs-code-buy-hh-buy-honehealth-com-main/"
     "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
@@ -422,3 +423,37 @@ def test_home_of_a_path() -> None:
     assert repo.home_of("/root/x") == "/root"
     assert repo.home_of("/mnt/c/Users/ann/x") is None  # `~` there is the Linux home
     assert repo.home_of("/srv/x") is None
+
+
+def test_a_session_that_worked_nowhere_is_about_the_one_folder_its_requests_name() -> None:
+    # started in System32, edited nothing; asked "Tienes acceso a C:\\Proyectos\\Jarvis ?" and
+    # named Documents and System32 too, which are no project's
+    assert _project(REAL / SYSTEM_FOLDER) == "C:\\Proyectos\\Jarvis"
+
+
+@pytest.mark.parametrize(
+    ("text", "cwd", "named"),
+    [
+        (
+            "can you open C:\\Proyectos\\Jarvis ?",
+            "C:\\Windows\\System32",
+            ["C:\\Proyectos\\Jarvis"],
+        ),
+        (
+            "look at ~/code/app and /home/me/work/api.",
+            "/home/me",
+            ["/home/me/code/app", "/home/me/work/api"],
+        ),
+        ("read C:\\Users\\ann\\Documents and C:\\Windows\\System32", "C:\\Users\\ann", []),
+        (
+            "fetch https://example.com/a/b and src/app/x",
+            "/home/me",
+            [],
+        ),  # an address, a relative path
+        ("save it to /tmp/out/x or ~/.config/tool/y", "/home/me", []),  # scratch and hidden folders
+        ("run /home/me/app/main.py", "/home/me", []),  # a file, not a folder
+        ("open /usr/lib/python3/dist-packages/six", "/home/me", []),  # a library's
+    ],
+)
+def test_the_folders_a_request_names(text: str, cwd: str, named: list[str]) -> None:
+    assert repo.folders_named(text, cwd) == named

@@ -665,7 +665,20 @@ class TranscriptSession:
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
         if worked_in is None and any(isinstance(f.event, Commit) for f in self.facts):
             return found
-        return worked_in
+        return worked_in or self._folder_named(found)
+
+    def _folder_named(self, start: str) -> str | None:
+        """The one folder the person's own requests name by its path (`do you have access to
+        C:\\Projects\\app?`), where the session worked nowhere: what it was about. Account,
+        system, library and scratch folders name nothing."""
+        windows = repo.is_windows(start)
+        folders = {
+            repo.folder_key(folder, windows): folder
+            for f in self.facts
+            if isinstance(f.event, Request) and not f.event.command
+            for folder in repo.folders_named(f.event.text, start)
+        }
+        return next(iter(folders.values())) if len(folders) == 1 else None
 
     def _git_ran_in(self, start: str) -> str | None:
         """The one folder other than `start` the session's git commands ran in (`cd <folder> &&

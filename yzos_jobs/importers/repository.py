@@ -459,6 +459,33 @@ def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
     return folder
 
 
+# A folder's path as a person types it in a request: a drive's (`C:\\x\\y`), `~`'s or the
+# root's (`/home/me/app`), not inside a word or an address (`https://host/x`, `a/b`).
+_TYPED_FOLDER = re.compile(r"[A-Za-z]:\\[^\s'\"`<>|?*,;]+|(?<![\w.:/~\\-])~?/[\w.-]+(?:/[\w.-]+)+")
+_SCRATCH_TREES = frozenset({"tmp", "etc", "var", "proc", "dev", "sys", "bin", "sbin", "private"})
+
+
+def folders_named(text: str, cwd: str) -> list[str]:
+    """The folders a request names by an absolute (or `~`) path: a path whose last name has no
+    extension, at least two names deep, outside account, system, library and scratch folders
+    and hidden ones (a tool's own)."""
+    out = []
+    for m in _TYPED_FOLDER.finditer(text):
+        path = resolve(m.group().rstrip(".\\/"), cwd)
+        if path is None or is_account_folder(path) or is_library_path(path):
+            continue
+        names = segments(path)
+        if (
+            len(names) < 2
+            or "." in names[-1]
+            or names[0] in _SCRATCH_TREES
+            or any(n.startswith(".") for n in names)
+        ):
+            continue
+        out.append(path)
+    return out
+
+
 def _is_system_folder(path: str) -> bool:
     """A file system's root, or Windows' own folder and what is in it."""
     if not is_absolute(path):
