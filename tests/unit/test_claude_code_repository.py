@@ -457,3 +457,20 @@ def test_a_session_that_worked_nowhere_is_about_the_one_folder_its_requests_name
 )
 def test_the_folders_a_request_names(text: str, cwd: str, named: list[str]) -> None:
     assert repo.folders_named(text, cwd) == named
+
+
+def test_a_home_session_that_edited_nothing_works_where_its_shell_went(tmp_path: Path) -> None:
+    # Claude Code writes each record's cwd after a `cd`: from the home directory into one
+    # project (and a folder of it), where tests ran and nothing was edited or committed
+    home, app = "/home/me", "/home/me/code/app"
+    calls = (
+        (home, "cd code/app && npm test", "12 passing"),
+        (app, "cd server && npm test", "3 passing"),
+        (f"{app}/server", "npm run lint", "ok"),
+    )
+    assert _project(_transcript(tmp_path, *calls)) == app
+    # into two projects: neither is the session's; into a scratch or hidden folder: none
+    other = ("/home/me/code/blog", "npm test", "1 passing")
+    assert _project(_transcript(tmp_path, *calls, other)) is None
+    scratch = (home, "cd /tmp/x && ls", ""), ("/tmp/x", "ls", ""), ("/home/me/.config/x", "ls", "")
+    assert _project(_transcript(tmp_path, *scratch)) is None

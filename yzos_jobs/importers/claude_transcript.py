@@ -665,12 +665,32 @@ class TranscriptSession:
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
         if worked_in is None and any(isinstance(f.event, Commit) for f in self.facts):
             return found
-        return worked_in or self._folder_named(found)
+        return worked_in or self._shell_moved_to(found) or self._folder_named(found)
+
+    def _shell_moved_to(self, start: str) -> str | None:
+        """The folder the session's shell went into from `start` and worked in (Claude Code writes
+        each record's `cwd` after a `cd`): the one outermost such folder that could be a project's
+        (`~/app`, where `~/app/src` is visited too)."""
+        windows = repo.is_windows(start)
+        begun = repo.folder_key(start, windows)
+        moved = {
+            repo.folder_key(normal, windows): normal
+            for f in self.facts
+            if f.cwd
+            and (normal := repo.normalise(f.cwd)) is not None
+            and repo.folder_key(normal, windows) != begun
+            and repo.could_be_project(normal)
+        }
+        outermost = [
+            path
+            for path in moved.values()
+            if not any(other != path and repo.is_within(path, other) for other in moved.values())
+        ]
+        return outermost[0] if len(outermost) == 1 else None
 
     def _folder_named(self, start: str) -> str | None:
         """The one folder the person's own requests name by its path (`do you have access to
-        C:\\Projects\\app?`), where the session worked nowhere: what it was about. Account,
-        system, library and scratch folders name nothing."""
+        C:\\Projects\\app?`), where the session worked nowhere: what it was about."""
         windows = repo.is_windows(start)
         folders = {
             repo.folder_key(folder, windows): folder

@@ -467,23 +467,27 @@ _SCRATCH_TREES = frozenset({"tmp", "etc", "var", "proc", "dev", "sys", "bin", "s
 
 def folders_named(text: str, cwd: str) -> list[str]:
     """The folders a request names by an absolute (or `~`) path: a path whose last name has no
-    extension, at least two names deep, outside account, system, library and scratch folders
-    and hidden ones (a tool's own)."""
+    extension, that could be a project's (`could_be_project`)."""
     out = []
     for m in _TYPED_FOLDER.finditer(text):
         path = resolve(m.group().rstrip(".\\/"), cwd)
-        if path is None or is_account_folder(path) or is_library_path(path):
-            continue
-        names = segments(path)
-        if (
-            len(names) < 2
-            or "." in names[-1]
-            or names[0] in _SCRATCH_TREES
-            or any(n.startswith(".") for n in names)
-        ):
-            continue
-        out.append(path)
+        if path is not None and could_be_project(path) and "." not in segments(path)[-1]:
+            out.append(path)
     return out
+
+
+def could_be_project(folder: str) -> bool:
+    """Whether an absolute folder could be a project's: at least two names deep, outside
+    account, system, library and scratch folders (`/tmp`, `/etc`) and hidden ones (a tool's
+    own, `~/.config/x`)."""
+    names = segments(folder)
+    return not (
+        len(names) < 2
+        or names[0] in _SCRATCH_TREES
+        or any(n.startswith(".") for n in names)
+        or is_account_folder(folder)
+        or is_library_path(folder)
+    )
 
 
 def _is_system_folder(path: str) -> bool:
