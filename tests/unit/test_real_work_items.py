@@ -162,9 +162,11 @@ def test_a_request_carried_out_with_shell_commands_is_a_work_item_of_its_own() -
     # only read, and its icon set (`killall Finder` to show it) are four runs of work
     [session] = claude(OPEN_WISPR)
     items = [[r.line for r in t.item.requests] for t in session.tasks()]
-    assert items == [[9], [46], [95, 111, 132, 153], [168]]
-    # the clone into /tmp and the reading of its code after it changed nothing: questions
-    assert [r.line for r in session.idle_questions()] == [236, 298]
+    assert items[:4] == [[9], [46], [95, 111, 132, 153], [168]]
+    # the clone into /tmp and the reading of its code changed nothing: what 236 ("Is this open
+    # source? Can we improve on it?" then the crashes to fix) and 298 asked for is work asked
+    # for and not carried out, not a question
+    assert items[4:] == [[236, 298]] and not session.idle_questions()
     # how the work was done is not in the digest triage reads
     assert not {e["line"] for e in session.digest_lines()} & {20, 56, 58, 156, 192}
 

@@ -52,3 +52,18 @@ def test_a_slash_command_names_an_item_only_where_nothing_typed_does() -> None:
     assert item.name(is_candidate_title)[1] == "then add a login form"  # type: ignore[index]
     [alone], _ = work_items(events[:1] + events[2:], runs_end_at_request=True)
     assert alone.name(is_candidate_title)[1] == "init is analyzing your codebase"  # type: ignore[index]
+
+
+def test_a_request_that_opens_with_a_question_and_then_orders_is_no_question() -> None:
+    asked = ["where is the config?", "hi!\nwhy does it crash?", "Can it be faster?\nand smaller?"]
+    ordered = [
+        "fix the crash",
+        "Is this open source?\nIt crashes sometimes: find out why and fix it.",
+        "Where is the flag set? Add --skip to it.\n\nThe .envrc file is the place.",
+    ]
+    assert all(_typed(1, text).question for text in asked)
+    assert not any(_typed(1, text).question for text in ordered)
+    # an order left undone is a work item; a question left unanswered by work is not
+    items, idle = work_items([_typed(1, ordered[1]), _typed(2, asked[0])])
+    assert [[r.line for r in i.requests] for i in items] == [[1]]
+    assert [r.line for r in idle] == [2]

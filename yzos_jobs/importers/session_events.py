@@ -50,9 +50,12 @@ class Request:
 
     @property
     def question(self) -> bool:
-        """Asked, not ordered: sent in ask mode, or the line naming it ends with a question
-        mark."""
-        return self.asked or naming_line(self.text).rstrip().endswith(("?", "？"))
+        """Asked, not ordered: sent in ask mode, or both the line naming it and its last line end
+        with a question mark ("Is this open source?" followed by what to fix in it orders)."""
+        if self.asked:
+            return True
+        last = next((line for line in reversed(self.text.splitlines()) if line.strip()), "")
+        return all(s.rstrip().endswith(("?", "？")) for s in (naming_line(self.text), last))
 
 
 @dataclass(frozen=True)
