@@ -208,7 +208,9 @@ def test_a_prompt_claude_code_kept_only_in_its_queue_is_a_queued_request() -> No
     [queued] = [e for e in session.events if isinstance(e, Request) and e.queued]
     assert queued.line == 47 and queued.title.startswith("Ensure that when")
     [first, *_] = session.tasks()
-    assert [r.line for r in first.item.requests] == [5, 47]
+    # "Commit this test" (89) and its commit (100) are of that one run of edits: one item
+    assert [r.line for r in first.item.requests] == [5, 47, 89]
+    assert [c.line for c in first.item.commits] == [100]
     # background tasks' notices queued as JSON objects are none; the prompt among them is one
     [textlint] = claude(TEXTLINT)
     queued_lines = [e.line for e in textlint.events if isinstance(e, Request) and e.queued]

@@ -67,3 +67,16 @@ def test_a_request_that_opens_with_a_question_and_then_orders_is_no_question() -
     items, idle = work_items([_typed(1, ordered[1]), _typed(2, asked[0])])
     assert [[r.line for r in i.requests] for i in items] == [[1]]
     assert [r.line for r in idle] == [2]
+
+
+def test_a_commit_of_the_one_run_of_edits_before_it_is_that_runs() -> None:
+    form = [_typed(1, "add a login form"), FileTouched(2, "login.py")]
+    commit = [_typed(3, "now commit it"), Commit(4, "a1b2c3d", "Add the login form")]
+    items, _ = work_items([*form, *commit], runs_end_at_request=True)
+    assert [([r.line for r in i.requests], [c.line for c in i.commits]) for i in items] == [
+        ([1, 3], [4])
+    ]
+    # two runs of edits before it: a commit of them all is an item of its own
+    page = [_typed(5, "add a reset page"), FileTouched(6, "reset.py")]
+    items, _ = work_items([*form, *page, *commit], runs_end_at_request=True)
+    assert [[r.line for r in i.requests] for i in items] == [[1], [5], [3]]

@@ -8,7 +8,8 @@ run of applied edits (or of shell commands that changed something: `shell_effect
 next request: the requests that led to it are one work item.
 Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a run of edits ends at
 the next request wherever it is: a person asks for one thing after another and then for a commit
-of them all, and each thing asked is a work item (the commit names the item it closes). Aider
+of them all, and each thing asked is a work item (the commit names the item it closes); a commit
+with nothing edited since the one run of edits not committed yet is that run's. Aider
 commits each reply's edits as it applies them, and where auto-commits are off its user's own
 commit gathers what the requests before it were for (docs/extraction.md has the figures).
 Requests after which nothing was edited or committed are work asked for and never carried out
@@ -63,6 +64,18 @@ class WorkItem:
         return sorted({e.line for e in [*self.requests, *self.commits]})
 
 
+def _one_run_uncommitted(items: list[WorkItem]) -> bool:
+    """Whether the last item is a run of edits with no commit, and the only one since the last
+    commit (several are what a commit "of them all" is of: it stays an item of its own)."""
+    uncommitted = []
+    for item in reversed(items):
+        if item.commits:
+            break
+        if item.edited:
+            uncommitted.append(item)
+    return len(uncommitted) == 1 and uncommitted[0] is items[-1]
+
+
 def work_items(
     events: Sequence[Event], *, runs_end_at_request: bool = False
 ) -> tuple[list[WorkItem], list[Request]]:
@@ -103,6 +116,13 @@ def work_items(
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
             if committed:
                 close()  # a commit after a commit: the next work item
+            elif runs_end_at_request and not current.edited and _one_run_uncommitted(items):
+                # nothing edited since the one run of edits not committed yet: the commit is of
+                # that run, and the requests since ("commit it") are that item's too
+                done = items.pop()
+                done.requests += current.requests
+                done.files += current.files
+                current = done
             current.commits.append(e)
             committed = True
         elif isinstance(e, ShellChange):
