@@ -41,6 +41,8 @@ WORKTREES_FOLDER = (
     "b90b1f0d-a621-4cd9-ab50-9f3bb6ff4c35.jsonl"
 )
 DOTFILES = "claude-code/-home-deder/788a1be6-d102-4e92-8790-7289d0e1b137.jsonl"
+HOME_PUSHED = "claude-code/-home-matt24/0b223d21-a2f0-4f64-801b-4707e43f4c3c.jsonl"
+HIDDEN_REPOSITORY = "claude-code/-home-echo/5b1e9ac4-21c3-4295-b8cf-f528b569ffa7.jsonl"
 SIBLING_WORKTREES = (
     "claude-code/-home-USER-projects-spotter-worktrees-spotter-gqc/"
     "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
@@ -93,6 +95,25 @@ def test_a_home_directory_kept_as_a_repository_is_named_by_its_remote() -> None:
     [group] = transcript_groups([(REAL / DOTFILES).resolve()])
     [session] = transcript_sessions(group)
     assert (session.project_path, session.project) == ("/home/deder", "config_files")
+
+
+def _placed(source: str) -> tuple[str | None, str | None]:
+    [group] = transcript_groups([(REAL / source).resolve()])
+    [session] = transcript_sessions(group)
+    return session.project_path, session.project
+
+
+def test_a_home_directory_that_shows_its_remote_is_a_repository_though_no_commit_shows() -> None:
+    # `git init` in the home directory, `git remote add origin …/testing.git`, then `git remote
+    # -v`; the file ends before the commit's result
+    assert _placed(HOME_PUSHED) == ("/home/matt24", "testing")
+
+
+def test_a_hidden_folder_kept_as_a_repository_is_named_by_its_remote() -> None:
+    # committed in /mnt/c/Users/password/Documents/.claude from the home directory: the folder
+    # is named after the tool, `git remote -v` shows the repository's name
+    folder = "/mnt/c/Users/password/Documents/.claude"
+    assert _placed(HIDDEN_REPOSITORY) == (folder, "SystemGoat-Factory")
 
 
 @pytest.mark.parametrize(

@@ -663,7 +663,8 @@ class TranscriptSession:
         # there says a repository is there after all (dotfiles kept in git); else no project.
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
-        if worked_in is None and any(isinstance(f.event, Commit) for f in self.facts):
+        kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
+        if worked_in is None and kept_in_git:
             return found
         return worked_in or self._shell_moved_to(found) or self._folder_named(found)
 
@@ -786,14 +787,19 @@ class TranscriptSession:
         branches = {f.git_branch for f in self.facts if f.git_branch and f.git_branch != "HEAD"}
         return repo.branch_worktree_main(cwd, sorted(branches))
 
+    def _remote(self) -> str | None:
+        """The one remote the session's git commands showed (`git remote -v`, `git push`)."""
+        remotes = {f.remote for f in self.facts if f.remote}
+        return remotes.pop() if len(remotes) == 1 else None
+
     def _project_name(self, path: str | None) -> str | None:
         """The folder's name; for a home directory kept as a repository (dotfiles, or a checkout
-        made there), the name its one remote shows: the folder's is the account's."""
-        if path and repo.is_account_folder(path):
-            remotes = {f.remote for f in self.facts if f.remote}
-            if len(remotes) == 1:
-                return remotes.pop()
-        return repo.name_of(path)
+        made there) or a hidden folder kept as one (`Documents/.claude`), the name its one remote
+        shows: the folder's is the account's or a tool's."""
+        name = repo.name_of(path)
+        if path and (repo.is_account_folder(path) or (name or "").startswith(".")):
+            return self._remote() or name
+        return name
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
         """As a closed session; None without a single timestamp."""
