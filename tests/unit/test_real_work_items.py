@@ -34,7 +34,7 @@ from yzos_jobs.importers.closed_session import (
     title_of,
 )
 from yzos_jobs.importers.same_work import OpenTaskNames
-from yzos_jobs.importers.session_events import Commit, Request, split_prefix
+from yzos_jobs.importers.session_events import Commit, Request, ShellChange, split_prefix
 
 CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
 PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"
@@ -598,3 +598,16 @@ def test_an_old_pre_chat_commit_is_no_work_item(tmp_path: Path) -> None:
     assert [r.title for r in task.item.requests] == ["Add a health check endpoint to server.py"]
     commits = [e for e in session.events if e.__class__.__name__ == "Commit"]
     assert [c.work for c in commits] == [False, True]
+
+
+AGENT_SWARM = "claude-code/-Users-robinsonchan/bdc6842b-5fce-422b-8644-c62e32c34900.jsonl"
+
+
+def test_a_shell_command_that_failed_changed_nothing() -> None:
+    # `brew install gh` (line 89) failed on an Xcode licence not accepted; after "okay try again
+    # option 1" (95) it ran (96): the requests before are one item with that work
+    [session] = claude(AGENT_SWARM)
+    changes = [e.line for e in session.events if isinstance(e, ShellChange)]
+    assert 89 not in changes and 96 in changes
+    [github] = [t for t in session.tasks() if any(r.line == 95 for r in t.item.requests)]
+    assert [r.line for r in github.item.requests] == [60, 76, 79, 82, 95]

@@ -386,6 +386,8 @@ class TranscriptReader:
     def __init__(self, report: Callable[[ImportRecordError], None]) -> None:
         self.report = report
         self._pending: dict[str, _Pending] = {}
+        # Shell commands that change something, waiting for the result that says they ran
+        self._shell_calls: dict[str, Fact] = {}
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
         self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
@@ -546,10 +548,11 @@ class TranscriptReader:
                     out += self._root_marks(base, named)
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
-                if base.line is not None and changes_something(command):
+                called = part.get("id")
+                if base.line is not None and isinstance(called, str) and changes_something(command):
                     change = ShellChange(base.line, clean_text(command, COMMAND_CHARS) or command)
-                    out.append(
-                        Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, change)
+                    self._shell_calls[called] = Fact(
+                        base.uuid, base.session_id, base.line, base.at, base.cwd, change
                     )
                 ran = git_folders(command, base.cwd)
                 for folder, _ in ran:
@@ -558,7 +561,6 @@ class TranscriptReader:
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
                 committed_in = [folder for folder, commits in ran if commits]
-                called = part.get("id")
                 if "clone" in command and _GIT_CLONE.search(command) and isinstance(called, str):
                     self._clones[called] = clone_folder(command, base.cwd)
                 if (
@@ -599,6 +601,11 @@ class TranscriptReader:
             if "(fetch)" in text or "To " in text:
                 out += [replace(base, remote=name) for name in repo.remote_names(text)]
             call_id = str(part.get("tool_use_id"))
+            # a command that failed (`brew install gh` refused for a licence not accepted)
+            # changed nothing; one whose result never came is not known to have run
+            change = self._shell_calls.pop(call_id, None)
+            if change is not None and not part.get("is_error"):
+                out.append(change)
             listed = call_id in self._listings
             self._listings.discard(call_id)
             if base.cwd and (
