@@ -666,8 +666,10 @@ class TranscriptSession:
         if found is None or not repo.is_account_folder(found):
             return found
         # Started in the home directory or on the desktop: the work is in the folder there the
-        # session edited files in (a project it made or went into). With none, a commit made
-        # there says a repository is there after all (dotfiles kept in git); else no project.
+        # session edited files in (a project it made or went into), or ran git in. With none, a
+        # commit made there or the one remote its git showed says a repository is there after all
+        # (dotfiles kept in git); else the folder its shell went into, or the one its person's
+        # requests name; else no project.
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
         kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
