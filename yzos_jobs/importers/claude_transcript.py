@@ -681,47 +681,29 @@ class TranscriptSession:
         """The folder the session's shell went into from `start` and worked in (Claude Code writes
         each record's `cwd` after a `cd`): the one outermost such folder that could be a project's
         (`~/app`, where `~/app/src` is visited too)."""
-        windows = repo.is_windows(start)
-        begun = repo.folder_key(start, windows)
-        moved = {
-            repo.folder_key(normal, windows): normal
-            for f in self.facts
-            if f.cwd
-            and (normal := repo.normalise(f.cwd)) is not None
-            and repo.folder_key(normal, windows) != begun
-            and repo.could_be_project(normal)
-        }
-        outermost = [
-            path
-            for path in moved.values()
-            if not any(other != path and repo.is_within(path, other) for other in moved.values())
-        ]
+        moved = repo.distinct_folders((f.cwd for f in self.facts if f.cwd), start)
+        kept = [path for path in moved if repo.could_be_project(path)]
+        outermost = [p for p in kept if not any(o != p and repo.is_within(p, o) for o in kept)]
         return outermost[0] if len(outermost) == 1 else None
 
     def _folder_named(self, start: str) -> str | None:
         """The one folder the person's own requests name by its path (`do you have access to
         C:\\Projects\\app?`), where the session worked nowhere: what it was about."""
-        windows = repo.is_windows(start)
-        folders = {
-            repo.folder_key(folder, windows): folder
+        named = (
+            folder
             for f in self.facts
             if isinstance(f.event, Request) and not f.event.command
             for folder in repo.folders_named(f.event.text, start)
-        }
-        return next(iter(folders.values())) if len(folders) == 1 else None
+        )
+        folders = repo.distinct_folders(named, start)
+        return folders[0] if len(folders) == 1 else None
 
     def _git_ran_in(self, start: str) -> str | None:
         """The one folder other than `start` the session's git commands ran in (`cd <folder> &&
         git status`, `git -C <folder> log`): from a home directory that edited nothing with the
         editor's tools, the repository it went into and worked on with the shell."""
-        windows = repo.is_windows(start)
-        folders = {
-            repo.folder_key(normal, windows): normal
-            for f in self.facts
-            if f.git_in is not None and (normal := repo.normalise(f.git_in)) is not None
-        }
-        folders.pop(repo.folder_key(repo.normalise(start) or start, windows), None)
-        return next(iter(folders.values())) if len(folders) == 1 else None
+        folders = repo.distinct_folders((f.git_in for f in self.facts if f.git_in), start)
+        return folders[0] if len(folders) == 1 else None
 
     def _committed_in(self, start: str) -> str | None:
         """The folder every commit of the session ran in, where that is not the folder it started

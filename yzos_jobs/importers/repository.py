@@ -476,6 +476,19 @@ def folders_named(text: str, cwd: str) -> list[str]:
     return out
 
 
+def distinct_folders(paths: Iterable[str], start: str) -> list[str]:
+    """The folders among `paths` other than `start`, normalised, each once (Windows folders
+    compared without case), in the order first seen."""
+    windows = is_windows(start)
+    begun = folder_key(normalise(start) or start, windows)
+    folders: dict[str | None, str] = {}
+    for path in paths:
+        if (normal := normalise(path)) is not None:
+            folders.setdefault(folder_key(normal, windows), normal)
+    folders.pop(begun, None)
+    return list(folders.values())
+
+
 def could_be_project(folder: str) -> bool:
     """Whether an absolute folder could be a project's: at least two names deep, outside
     account, system, library and scratch folders (`/tmp`, `/etc`) and hidden ones (a tool's
