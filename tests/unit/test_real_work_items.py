@@ -71,6 +71,10 @@ DUET = "claude-code/-Users-tslater-dev-cli-duet/7c03c5fa-7295-40f0-9dd9-ffb43ede
 MEMORY_SYNC = "claude-code/C--Users-emarquez/cc6e5a07-2800-47f0-a68e-20d094a4b5d0.jsonl"
 ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
+XCODE_TOOLS = (
+    "claude-code/-Users-rashford-Library-Mobile-Documents-com-apple-CloudDocs-Developer-zoia-canvas/"
+    "0377a215-8e7c-4203-ad8e-8d96e1d8f7d5.jsonl"
+)
 
 
 def aider(source: str) -> list[ClosedSession]:
@@ -559,6 +563,15 @@ def test_each_claude_code_commit_form_gives_its_subject() -> None:
     assert confirmed_commit(pushed, shown) == ("1a2b3c4", None)
     stdin = f"git commit -F - <<'EOF'\n{subject}\n\nbody\nEOF"
     assert commit_subject(stdin) == subject
+    # a quiet push prints nothing; the `git log` chained after it names the commit
+    both = "git commit -q -F - <<'EOF' && git push -q origin main && git log --oneline -1\n"
+    shown = f"[entire] Pushing 2 checkpoint ref(s) to origin.... done\n1a2b3c4 {subject}\n"
+    assert confirmed_commit(f"{both}{subject}\nEOF", shown) == ("1a2b3c4", subject)
+    # a `git log` on a line of its own runs whether or not the commit was made: only the
+    # commit's own subject in what it printed shows the commit
+    after = f"{stdin}\ngit log --oneline -1 && git show --stat HEAD | tail -6"
+    assert confirmed_commit(after, f"me\n1a2b3c4 {subject}\n", subject) == ("1a2b3c4", subject)
+    assert confirmed_commit(after, "0f1e2d3 chore: an earlier commit\n", subject) is None
     # inside double quotes the shell takes `\$` and `\"` for `$` and `"`; single quotes keep all
     assert commit_subject('git commit -m "decode the \\$3,184.35 \\"swap\\""') == (
         'decode the $3,184.35 "swap"'
@@ -611,3 +624,13 @@ def test_a_shell_command_that_failed_changed_nothing() -> None:
     assert 89 not in changes and 96 in changes
     [github] = [t for t in session.tasks() if any(r.line == 95 for r in t.item.requests)]
     assert [r.line for r in github.item.requests] == [60, 76, 79, 82, 95]
+
+
+def test_a_file_written_by_an_mcp_tool_and_a_quiet_commit_are_one_work_item() -> None:
+    # the request's edit is an Xcode MCP server's `XcodeWrite`; "Commit and push your changes"
+    # then runs `git commit -q -F - <<'EOF' && git push -q … && git log --oneline -1`
+    [session] = claude(XCODE_TOOLS)
+    [task] = session.tasks()
+    assert task.title == "Typable param values, semitone-snapped note slider"
+    assert task.item.lines() == [5, 44, 50]
+    assert any(f.path.endswith("InspectorView.swift") for f in task.item.files)

@@ -44,6 +44,10 @@ from yzos_jobs.importers.shell_effects import changes_something
         "/bin/rm notes.bak",
         "scp app.conf router:/etc/app.conf",
         "ssh root@router <<'EOF'\n/etc/init.d/gl-cloud stop\nEOF",
+        'gh issue create --title "Genesis quorum" --body-file "$SCRATCH/288.md"',
+        "gh release create v0.1.0 --notes 'first'",
+        # a variable the command set names a kept folder
+        'OUT="docs/api"; mkdir -p "$OUT/v2"',
     ],
 )
 def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str) -> None:
@@ -79,6 +83,8 @@ def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str)
         'python3 -c "\nimport sys\nif len(sys.argv) > 1:\n    print(1)\n"',
         'git commit -m "Refactor\n\ninstall step moved to CI"',
         'gh pr create --body "Summary\n> quoted note"',
+        "gh issue view 288 --json title,body",
+        "gh release list",
         "mkdir -p /tmp/x 2>/dev/null",
         "cp report.pdf /tmp/out 2>&1",
         "uv pip list",
@@ -87,6 +93,12 @@ def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str)
         "kill -0 1234",
         "perl -MFile::Find -e 'print 1'",
         "ls # a note; rm x",
+        # Windows' temporary folder, where Claude Code keeps a session's scratchpad, named
+        # directly or through a variable the command set
+        'SCRATCH="C:/Users/me/AppData/Local/Temp/claude/C--Users-me/1277/scratchpad"\n'
+        'mkdir -p "$SCRATCH/findings"',
+        "cat > C:\\Users\\me\\AppData\\Local\\Temp\\issue.md <<'EOF'\nbody\nEOF",
+        'echo "$BODY" > "$TMPDIR/pr.md"',
     ],
 )
 def test_a_command_that_only_reads_runs_or_uses_scratch_space(command: str) -> None:

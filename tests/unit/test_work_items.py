@@ -4,7 +4,7 @@ forms the real transcripts show rarely, or only mixed with others."""
 from __future__ import annotations
 
 from yzos_jobs.importers.closed_session import is_candidate_title
-from yzos_jobs.importers.session_events import Commit, FileTouched, Request
+from yzos_jobs.importers.session_events import Commit, FileTouched, Request, ShellChange
 from yzos_jobs.importers.work_items import work_items
 
 
@@ -80,3 +80,7 @@ def test_a_commit_of_the_one_run_of_edits_before_it_is_that_runs() -> None:
     page = [_typed(5, "add a reset page"), FileTouched(6, "reset.py")]
     items, _ = work_items([*form, *page, *commit], runs_end_at_request=True)
     assert [[r.line for r in i.requests] for i in items] == [[1], [5], [3]]
+    # a run of shell commands alone (issues filed on the code host) edited nothing to commit
+    filed = [_typed(1, "file each finding as an issue"), ShellChange(2, "gh issue create")]
+    items, _ = work_items([*filed, *commit], runs_end_at_request=True)
+    assert [[r.line for r in i.requests] for i in items] == [[1], [3]]

@@ -22,7 +22,8 @@ a record gives (a `Fact`):
   <subject>` line (possibly after hook output); its subject is the first line of the message
   the command passed (`-m "…"`, or a heredoc), else the one git printed. It rests on the line of
   the tool call.
-- a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names.
+- a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names, or an MCP
+  server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`).
 - where the repository is: the record's `cwd`; and, when the cwd is a git worktree, its main
   repository where the transcript shows it (a `.git/worktrees/<name>` path in a command's output,
   `git worktree list` naming the main worktree first, `<repo>/.claude/worktrees/<name>` as the
@@ -82,6 +83,7 @@ _DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
 _STDIN_FILE = re.compile(r"(?:-F|--file)(?:=|\s*)-(?!\S)")
 # `git commit … && git log …` / `&& git push …`: what shows a quiet commit was made.
 _CHAINED = re.compile(r"&&\s*git\s+(?:-\S+\s+)*(log|push)\b")
+_LOG_AFTER = re.compile(r"\bgit\s+(?:-\S+\s+)*log\b")
 _LOGGED = re.compile(r"^(?:commit )?([0-9a-f]{7,40})(?: (.+))?$", re.MULTILINE)
 _PUSHED = re.compile(
     r"^\s*(?:[+ ]\s*)?(?:[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})|\* \[new branch\])\s+\S+\s+->\s+\S+",
@@ -107,6 +109,26 @@ BODY_CHARS = 1000  # of a commit message's body kept as evidence
 # What Claude Code writes as the text of an empty turn: nobody typed it.
 _NO_CONTENT = "(no content)"
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
+# An MCP server's tool that writes the file its input names (`mcp__xcode-tools__XcodeWrite`,
+# `mcp__filesystem__edit_file`): a word of its name says what it does to the file.
+_MCP_TOOL = re.compile(r"^mcp__.+?__(.+)$")
+_TOOL_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_WRITING_WORDS = frozenset(
+    {
+        "write",
+        "edit",
+        "create",
+        "update",
+        "replace",
+        "insert",
+        "patch",
+        "save",
+        "rename",
+        "move",
+        "delete",
+    }
+)
+_MCP_PATH_INPUTS = ("file_path", "filePath", "path", "relative_path")
 # A tool call's inputs that name files or folders: the Bash command, the path a tool reads,
 # edits or searches.
 _PATH_INPUTS = ("command", "file_path", "notebook_path", "path")
@@ -291,10 +313,23 @@ def commit_subject(command: str) -> str | None:
     return message[0] if message else None
 
 
-def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None:
+def writes_file(tool: str) -> bool:
+    """Whether a tool a Claude Code session called is an MCP server's tool that writes a file
+    (`mcp__filesystem__write_file`, `mcp__xcode-tools__XcodeWrite`); not one that reads, lists
+    or searches (`XcodeRead`, `read_file`), nor one that writes no file (`create_pull_request`
+    names no path: the caller checks)."""
+    mcp = _MCP_TOOL.match(tool)
+    words = {w.lower() for w in _TOOL_WORD.findall(mcp.group(1))} if mcp else set()
+    return bool(words & _WRITING_WORDS)
+
+
+def confirmed_commit(
+    command: str, result: str, subject: str | None = None
+) -> tuple[str, str | None] | None:
     """(sha, subject git printed) when a `git commit` call's result shows the new commit: git's
     `[<branch> <sha>] <subject>` line, or (after `-q`) a `git log` or `git push` chained with
-    `&&` naming it. None when nothing shows it was made."""
+    `&&` naming it, or a `git log` run after it in the same command (on a line of its own, after
+    a heredoc's message) printing the commit's `subject`. None when nothing shows it was made."""
     if done := _COMMITTED.search(result):
         return done.group(1), done.group(2).strip()
     text = command[:COMMAND_CHARS]
@@ -302,15 +337,18 @@ def confirmed_commit(command: str, result: str) -> tuple[str, str | None] | None
     if commit is None:
         return None
     line_end = text.find("\n", commit.end())  # the `&& git log` goes on the commit's line
-    chained = _CHAINED.search(text, commit.end(), line_end if line_end >= 0 else len(text))
-    if chained is None:
-        return None
-    if chained.group(1) == "log":
-        if logged := _LOGGED.search(result):
-            return logged.group(1), (logged.group(2) or "").strip() or None
-        return None
-    if pushed := _PUSHED.search(result):
+    end = line_end if line_end >= 0 else len(text)
+    chained = {m.group(1) for m in _CHAINED.finditer(text, commit.end(), end)}
+    # `&& git push -q && git log --oneline -1`: a quiet push prints nothing, the log names it
+    if "log" in chained and (logged := _LOGGED.search(result)):
+        return logged.group(1), (logged.group(2) or "").strip() or None
+    if "push" in chained and (pushed := _PUSHED.search(result)):
         return pushed.group(1) or "", None
+    if subject and _LOG_AFTER.search(text, end):
+        # run whether or not the commit was made: it shows the new commit only by its subject
+        for logged in _LOGGED.finditer(result):
+            if (logged.group(2) or "").strip() == subject.strip():
+                return logged.group(1), logged.group(2).strip()
     return None
 
 
@@ -589,6 +627,14 @@ class TranscriptReader:
                     out.append(
                         Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
                     )
+            elif base.line is not None and isinstance(name, str) and writes_file(name):
+                named = next((tool_input[k] for k in _MCP_PATH_INPUTS if k in tool_input), None)
+                path = repo.resolve(named, base.cwd) if isinstance(named, str) else None
+                if path:
+                    touched = FileTouched(base.line, clean_text(path, 1000) or path)
+                    out.append(
+                        Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
+                    )
         return out
 
     def _tool_results(self, base: Fact, content: list[Any]) -> list[Fact]:
@@ -620,7 +666,7 @@ class TranscriptReader:
             call = self._pending.pop(call_id, None)
             if call is None or part.get("is_error") or call.line is None:
                 continue
-            done = confirmed_commit(call.command, text)
+            done = confirmed_commit(call.command, text, call.subject)
             if done is None:
                 continue
             sha, printed = done

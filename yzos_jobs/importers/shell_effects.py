@@ -7,9 +7,11 @@ answered with `ls`, `cat`, `grep` or a test run is not.
 Read from the command's structure, program by program: the programs that change the files they
 are given, package and service managers with a subcommand that changes something, `sed -i`,
 output redirected into a file, and what `ssh`, `sh -c`, `xargs` and `find -exec` run. Scratch
-space (`/tmp`, `/dev`) is not what a person keeps. A heredoc's body is text handed to a program,
-not commands, unless the program is a shell or `ssh`. Version control is left out: a commit is
-read as a commit, and a push or a merge carries out the work before it, not work of its own.
+space (`/tmp`, `/dev`, Windows' `AppData\\Local\\Temp`, a folder named by `$TMPDIR`) is not what a
+person keeps. A heredoc's body is text handed to a program, not commands, unless the program is a
+shell or `ssh`. Version control is left out: a commit is read as a commit, and a push, a merge or
+a pull request opened carries out the work before it, not work of its own. What is made on the code
+host itself (`gh issue create`, a label, a release) is.
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ _SUBCOMMANDS = {
     "defaults": {"write", "delete"},
     "crontab": {"-r", "-"},
 }
+# What GitHub's `gh` makes or changes on the code host: `gh issue create`, `gh release delete`.
+_HOSTED = {
+    "issue": {"create", "edit", "close", "reopen", "delete", "comment", "transfer"},
+    "label": {"create", "edit", "delete", "clone"},
+    "release": {"create", "edit", "delete", "upload"},
+}
 SUBCOMMAND_WORDS = 3  # of the words after the program, how many may name its subcommand
 # What a service script (`/etc/init.d/<name> stop`, `service <name> stop`) is told to do.
 _SERVICE_ACTIONS = frozenset({"start", "stop", "restart", "reload", "enable", "disable"})
@@ -104,11 +112,20 @@ _REDIRECT = re.compile(r"^(?:\d*(?:>>|>\||>&|>)|&>>?)$")
 # A heredoc's start (not a here-string, `<<<`): the word that ends its body.
 _HEREDOC = re.compile(r"(?<!<)<<(?!<)-?\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?")
 _SCRATCH = ("/tmp/", "/dev/", "/private/tmp/", "/var/folders/")
+# Windows' temporary folder (where Claude Code keeps a session's scratchpad), and the variables
+# that name a temporary folder.
+_TEMPORARY = re.compile(
+    r"(?:^|[/\\])AppData[/\\]Local[/\\]Temp(?:[/\\]|$)|^(?:\$\{?(?:TMPDIR|TEMP|TMP)\b|%(?:TEMP|TMP)%)",
+    re.IGNORECASE,
+)
+# `NAME=value` as a command of its own: what `$NAME` stands for in the commands after it.
+_ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 # Whether a command can change anything at all, before it is read token by token (most commands a
 # session runs only read: `ls`, `cat`, `grep`, tests): a program above as a word of its own (a
 # manager with one of its changing subcommands, `find` with `-delete` or `-exec`, a shell given a
 # script), or output sent into a file (not `2>&1`, `>/dev/null`, `->`, `=>`).
-_DIRECT = frozenset({*_CHANGING, *_ACTIONS, "sed", "perl", "service", "ssh", "xargs"})
+_DIRECT = frozenset({*_CHANGING, *_ACTIONS, "sed", "perl", "service", "ssh", "xargs", "gh"})
 _MANAGERS = frozenset(_SUBCOMMANDS)
 _MANAGER_CHANGES = frozenset(word for words in _SUBCOMMANDS.values() for word in words)
 _WORD_BREAKS = re.compile(r"[\s;&|()`/'\"]+")
@@ -121,7 +138,42 @@ def changes_something(command: str, depth: int = 0) -> bool:
     service or a process outside scratch space."""
     if depth > MAX_DEPTH or not _may_change(command):
         return False
-    return any(_simple_changes(words, depth) for words in _simple_commands(command))
+    assigned: dict[str, str] = {}  # `SCRATCH="$TMP/x"; mkdir "$SCRATCH/out"` writes scratch
+    for words in _simple_commands(command):
+        if (values := _assignments(words)) is not None:
+            assigned.update(values)
+            continue
+        if assigned:
+            words = [_expanded(w, assigned) for w in words]
+        if _simple_changes(words, depth):
+            return True
+    return False
+
+
+def _assignments(words: list[str]) -> dict[str, str] | None:
+    """The variables a command made only of assignments sets (`A=1 B="two"`: a quoted value is a
+    word of its own after `B=`), or None for any other command."""
+    values: dict[str, str] = {}
+    at = 0
+    while at < len(words):
+        if not (m := _ASSIGNED.fullmatch(words[at])):
+            return None
+        value = m.group(2)
+        if not value and at + 1 < len(words) and words[at + 1][:1] in ("'", '"'):
+            at += 1
+            value = words[at]
+        values[m.group(1)] = _unquoted(value)
+        at += 1
+    return values
+
+
+def _expanded(word: str, assigned: dict[str, str]) -> str:
+    """The word with the variables the command assigned replaced by their values."""
+
+    def value(m: re.Match[str]) -> str:
+        return assigned.get(m.group(1) or m.group(2), m.group(0))
+
+    return _VARIABLE.sub(value, word) if "$" in word else word
 
 
 def _may_change(text: str) -> bool:
@@ -240,6 +292,9 @@ def _program_changes(words: list[str], depth: int) -> bool:
         return any(re.match(r"^-[0aclnpsw]*i", a) for a in args)
     if program.startswith("python") and args[:2] == ["-m", "pip"]:
         return _program_changes(args[1:], depth)
+    if program == "gh":
+        noun, verb = ([a for a in args if not a.startswith("-")] + ["", ""])[:2]
+        return verb in _HOSTED.get(noun, ())
     changes = _SUBCOMMANDS.get(program)
     if changes is None:
         return False
@@ -295,5 +350,8 @@ def _remote_changes(args: list[str], depth: int) -> bool:
 def _kept(path: str) -> bool:
     """A path outside scratch space (and not a file descriptor: `>&2`)."""
     return (
-        bool(path) and not path.startswith(("&", *_SCRATCH)) and path not in ("/tmp", "/dev/null")
+        bool(path)
+        and not path.startswith(("&", *_SCRATCH))
+        and path not in ("/tmp", "/dev/null")
+        and not _TEMPORARY.search(path)
     )

@@ -9,7 +9,7 @@ next request: the requests that led to it are one work item.
 Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a run of edits ends at
 the next request wherever it is: a person asks for one thing after another and then for a commit
 of them all, and each thing asked is a work item (the commit names the item it closes); a commit
-with nothing edited since the one run of edits not committed yet is that run's. Aider
+with nothing edited since the one run of file edits not committed yet is that run's. Aider
 commits each reply's edits as it applies them, and where auto-commits are off its user's own
 commit gathers what the requests before it were for (docs/extraction.md has the figures).
 Requests after which nothing was edited or committed are work asked for and never carried out
@@ -66,14 +66,20 @@ class WorkItem:
 
 def _one_run_uncommitted(items: list[WorkItem]) -> bool:
     """Whether the last item is a run of edits with no commit, and the only one since the last
-    commit (several are what a commit "of them all" is of: it stays an item of its own)."""
+    commit (several are what a commit "of them all" is of: it stays an item of its own). A run
+    whose changes were made by shell commands alone (issues filed, packages installed) edited no
+    file the commit could hold."""
     uncommitted = []
     for item in reversed(items):
         if item.commits:
             break
         if item.edited:
             uncommitted.append(item)
-    return len(uncommitted) == 1 and uncommitted[0] is items[-1]
+    return (
+        len(uncommitted) == 1
+        and uncommitted[0] is items[-1]
+        and any(f.edited for f in items[-1].files)
+    )
 
 
 def work_items(
