@@ -22,7 +22,8 @@ which it shares the most evidence lines (none if it shares none). Figures:
 - distinct precision: labelled items some task matches / tasks made (each item credited once);
 - recall: share of labelled items some task matches; beside it, the share the labelled lines let
   any extraction match (an item whose lines all belong to an earlier item of the file as well,
-  such as several items asked for in one request, can never be a task's best match);
+  such as several items asked for in one request, can never be a task's best match), and how
+  many of the items missed no task names at all (the others share a task with another item);
 - projects right: share of labelled sessions whose activity session's repository has a project
   entity whose display name is exactly the label's `project`;
 - B-cubed F1 of the labelled lines grouped into tasks (a line no task names is a group of its
@@ -73,6 +74,7 @@ class Tally:
     items: int = 0
     matched_items: int = 0
     separable_items: int = 0  # items some set of tasks could match (see `separable`)
+    unseen_items: int = 0  # items none of whose lines any task names
     sessions: int = 0
     projects_right: int = 0
     bcubed_p: float = 0.0  # sums over labelled lines
@@ -86,6 +88,7 @@ class Tally:
             "items",
             "matched_items",
             "separable_items",
+            "unseen_items",
             "sessions",
             "projects_right",
             "lines",
@@ -213,6 +216,8 @@ def measure_file(rows: list[dict[str, Any]], db_url: str) -> Tally:
             matched.add(best)
     tally.matched_items = len(matched)
     tally.separable_items = separable(item_lines)
+    named = set().union(*tasks.values()) if tasks else set()
+    tally.unseen_items = sum(1 for lines in item_lines if not lines & named)
     _bcubed(tally, item_lines, list(tasks.values()))
     return tally
 
@@ -272,6 +277,11 @@ def report(name: str, tally: Tally) -> None:
     print(
         f"  recall {ratio(tally.matched_items, tally.items)} (target >= 0.85; "
         f"the labelled lines let {ratio(tally.separable_items, tally.items)} be matched)"
+    )
+    missed = tally.items - tally.matched_items
+    print(
+        f"    {missed} items missed: {tally.unseen_items} named by no task, "
+        f"{missed - tally.unseen_items} only by a task matched to another item"
     )
     print(
         f"  projects right {ratio(tally.projects_right, tally.sessions)} "
