@@ -48,6 +48,9 @@ SIBLING_WORKTREES = (
     "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
 )
 SYSTEM_FOLDER = "claude-code/C--Windows-System32/3ac4dddd-02f9-4d49-977f-d130b036a3b8.jsonl"
+COMMITTED_ABOVE = (
+    "claude-code/-Users-a111111-demo-LazyBlog-docs-posts/5df30a8e-5fb8-47cd-8227-b355aa3b4139.jsonl"
+)
 BARE_WORKTREE = (
     "claude-code/-Users-jbiggs-code-buy-hh-buy-honehealth-com-main/"
     "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
@@ -139,6 +142,12 @@ def test_a_session_started_in_a_subfolder_of_its_repository_is_the_repository() 
     # cwd `patent-platform/backend`; the session read and edited the root's `.gitignore` and
     # CLAUDE.md (the backend's own `.gitignore` too)
     assert _project(REAL / SUBFOLDER) == "/Users/xuwentao/Projects/github/patent-platform"
+
+
+def test_a_session_started_in_a_subfolder_that_committed_at_the_root_is_the_repository() -> None:
+    # cwd `LazyBlog/docs/posts` on branch `main`; no `.git` or `.gitignore` shows, and the post
+    # is committed with `cd /Users/a111111/demo/LazyBlog && git add … && git commit`
+    assert _project(REAL / COMMITTED_ABOVE) == "/Users/a111111/demo/LazyBlog"
 
 
 def test_a_worktree_in_a_folder_of_worktrees_named_after_its_branch_is_the_repository() -> None:
@@ -239,6 +248,9 @@ def test_a_session_started_in_a_repository_stays_there_though_it_only_committed_
     )
     assert _project(_transcript(tmp_path, *calls, branch="main")) == root
     assert _project(_transcript(tmp_path, *calls)) == f"{root}/frontend"  # none found there
+    # started in a subfolder, committed from the root: the root
+    above = ((f"{root}/docs", f'cd {root} && git commit -am "Fix the build"', COMMITTED),)
+    assert _project(_transcript(tmp_path, *above, branch="main")) == root
 
 
 def test_a_folder_the_shell_expands_moves_nothing(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from yzos_jobs.importers.claude_transcript import (
     commit_subject,
     confirmed_commit,
     transcript_sessions,
+    writes_file,
 )
 from yzos_jobs.importers.closed_session import (
     ClosedSession,
@@ -572,6 +573,9 @@ def test_each_claude_code_commit_form_gives_its_subject() -> None:
     after = f"{stdin}\ngit log --oneline -1 && git show --stat HEAD | tail -6"
     assert confirmed_commit(after, f"me\n1a2b3c4 {subject}\n", subject) == ("1a2b3c4", subject)
     assert confirmed_commit(after, "0f1e2d3 chore: an earlier commit\n", subject) is None
+    # after a failed commit the newest commit is an older one, whatever older ones it lists
+    older = f"0f1e2d3 chore: an earlier commit\n1a2b3c4 {subject}\n"
+    assert confirmed_commit(f"{stdin}\ngit log --oneline -5", older, subject) is None
     # inside double quotes the shell takes `\$` and `\"` for `$` and `"`; single quotes keep all
     assert commit_subject('git commit -m "decode the \\$3,184.35 \\"swap\\""') == (
         'decode the $3,184.35 "swap"'
@@ -634,3 +638,12 @@ def test_a_file_written_by_an_mcp_tool_and_a_quiet_commit_are_one_work_item() ->
     assert task.title == "Typable param values, semitone-snapped note slider"
     assert task.item.lines() == [5, 44, 50]
     assert any(f.path.endswith("InspectorView.swift") for f in task.item.files)
+
+
+def test_an_mcp_tool_writes_a_file_where_a_word_of_its_name_says_so() -> None:
+    assert writes_file("mcp__xcode-tools__XcodeWrite")
+    assert writes_file("mcp__filesystem__edit_file")
+    assert not writes_file("mcp__xcode-tools__XcodeRead")
+    assert not writes_file("mcp__filesystem__read_text_file")
+    assert not writes_file("mcp__changes__get_update_status")
+    assert not writes_file("Write")  # the editor's own tool, read as such

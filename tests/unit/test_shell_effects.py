@@ -44,10 +44,13 @@ from yzos_jobs.importers.shell_effects import changes_something
         "/bin/rm notes.bak",
         "scp app.conf router:/etc/app.conf",
         "ssh root@router <<'EOF'\n/etc/init.d/gl-cloud stop\nEOF",
-        'gh issue create --title "Genesis quorum" --body-file "$SCRATCH/288.md"',
+        'gh issue create --title "Genesis quorum" --body-file "$SCRATCH/quorum.md"',
+        "gh -R owner/repo issue comment 12 --body 'fixed'",
+        "chmod +x scripts/deploy.sh",
         "gh release create v0.1.0 --notes 'first'",
-        # a variable the command set names a kept folder
-        'OUT="docs/api"; mkdir -p "$OUT/v2"',
+        # a variable the command set again names a kept folder
+        'TMPDIR=.; rm -rf "$TMPDIR/build"',
+        "export TMPDIR=.\nrm -rf $TMPDIR/api",
     ],
 )
 def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str) -> None:
@@ -99,6 +102,9 @@ def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str)
         'mkdir -p "$SCRATCH/findings"',
         "cat > C:\\Users\\me\\AppData\\Local\\Temp\\issue.md <<'EOF'\nbody\nEOF",
         'echo "$BODY" > "$TMPDIR/pr.md"',
+        'export D=/tmp/review; mkdir -p "$D/out"',
+        "chmod +x /tmp/review/run.sh",  # the mode is no path
+        "gh -R owner/repo issue view 12",
     ],
 )
 def test_a_command_that_only_reads_runs_or_uses_scratch_space(command: str) -> None:
@@ -109,3 +115,6 @@ def test_hostile_commands_are_read_in_time_and_without_a_crash() -> None:
     # an unclosed quote before many escaped ones, and ssh within ssh past any depth read
     assert changes_something("rm " + '"\\\\' * 50_000)
     assert not changes_something("ssh h " * 500 + "ls")
+    # a word of many long variables is not expanded past a path's length
+    long = "A=" + "x" * 50_000 + "\necho " + "$A" * 25_000 + " > /tmp/out"
+    assert not changes_something(long)

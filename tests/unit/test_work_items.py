@@ -80,7 +80,11 @@ def test_a_commit_of_the_one_run_of_edits_before_it_is_that_runs() -> None:
     page = [_typed(5, "add a reset page"), FileTouched(6, "reset.py")]
     items, _ = work_items([*form, *page, *commit], runs_end_at_request=True)
     assert [[r.line for r in i.requests] for i in items] == [[1], [5], [3]]
-    # a run of shell commands alone (issues filed on the code host) edited nothing to commit
-    filed = [_typed(1, "file each finding as an issue"), ShellChange(2, "gh issue create")]
+    # a run that only filed issues on the code host left nothing to commit; one that edited a
+    # file with the shell did
+    filed = [_typed(1, "file each finding as an issue"), ShellChange(2, "gh issue create", True)]
     items, _ = work_items([*filed, *commit], runs_end_at_request=True)
     assert [[r.line for r in i.requests] for i in items] == [[1], [3]]
+    typo = [_typed(1, "fix the typo in README"), ShellChange(2, "sed -i 's/teh/the/' README.md")]
+    items, _ = work_items([*typo, *commit], runs_end_at_request=True)
+    assert [[r.line for r in i.requests] for i in items] == [[1, 3]]

@@ -19,9 +19,10 @@ a record gives (a `Fact`):
   of its own; `popAll` took the queue back to edit). The request rests on the `enqueue` line; a
   background task's notice queued the same way (tagged, or a JSON object) is none.
 - a commit: a Bash tool call running `git commit` whose result shows git's `[<branch> <sha>]
-  <subject>` line (possibly after hook output); its subject is the first line of the message
-  the command passed (`-m "…"`, or a heredoc), else the one git printed. It rests on the line of
-  the tool call.
+  <subject>` line (possibly after hook output), or, for a quiet commit, what a `git log` or
+  `git push` after it printed of the new commit (`confirmed_commit`); its subject is the first
+  line of the message the command passed (`-m "…"`, or a heredoc), else the one git printed. It
+  rests on the line of the tool call.
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names, or an MCP
   server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`).
 - where the repository is: the record's `cwd`; and, when the cwd is a git worktree, its main
@@ -59,7 +60,7 @@ from yzos_jobs.importers.closed_session import (
 )
 from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import ImportRecordError, record_key
-from yzos_jobs.importers.shell_effects import changes_something
+from yzos_jobs.importers.shell_effects import where_it_changes
 from yzos_jobs.text import clean_text
 
 SUBAGENTS = "subagents"
@@ -111,7 +112,6 @@ _NO_CONTENT = "(no content)"
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 # An MCP server's tool that writes the file its input names (`mcp__xcode-tools__XcodeWrite`,
 # `mcp__filesystem__edit_file`): a word of its name says what it does to the file.
-_MCP_TOOL = re.compile(r"^mcp__.+?__(.+)$")
 _TOOL_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _WRITING_WORDS = frozenset(
     {
@@ -126,9 +126,16 @@ _WRITING_WORDS = frozenset(
         "rename",
         "move",
         "delete",
+        "overwrite",
+        "append",
     }
 )
-_MCP_PATH_INPUTS = ("file_path", "filePath", "path", "relative_path")
+# ... unless another word says it reads (`get_update_status`, `edit_history`: `list`, `history`)
+_READING_WORDS = frozenset({"get", "read", "list", "search", "find", "view", "show", "history"})
+_MCP_PATH_INPUTS = ("file_path", "filePath", "path", "relative_path", "destination")
+# A tool whose input names a repository or a project on a server writes a file there, not here
+# (`mcp__github__create_or_update_file`).
+_REMOTE_INPUTS = ("owner", "repo", "repository", "project_id", "projectId")
 # A tool call's inputs that name files or folders: the Bash command, the path a tool reads,
 # edits or searches.
 _PATH_INPUTS = ("command", "file_path", "notebook_path", "path")
@@ -318,9 +325,9 @@ def writes_file(tool: str) -> bool:
     (`mcp__filesystem__write_file`, `mcp__xcode-tools__XcodeWrite`); not one that reads, lists
     or searches (`XcodeRead`, `read_file`), nor one that writes no file (`create_pull_request`
     names no path: the caller checks)."""
-    mcp = _MCP_TOOL.match(tool)
-    words = {w.lower() for w in _TOOL_WORD.findall(mcp.group(1))} if mcp else set()
-    return bool(words & _WRITING_WORDS)
+    parts = tool.split("__", 2) if tool.startswith("mcp__") else []
+    words = {w.lower() for w in _TOOL_WORD.findall(parts[2])} if len(parts) == 3 else set()
+    return bool(words & _WRITING_WORDS) and not words & _READING_WORDS
 
 
 def confirmed_commit(
@@ -344,11 +351,12 @@ def confirmed_commit(
         return logged.group(1), (logged.group(2) or "").strip() or None
     if "push" in chained and (pushed := _PUSHED.search(result)):
         return pushed.group(1) or "", None
-    if subject and _LOG_AFTER.search(text, end):
-        # run whether or not the commit was made: it shows the new commit only by its subject
-        for logged in _LOGGED.finditer(result):
-            if (logged.group(2) or "").strip() == subject.strip():
-                return logged.group(1), logged.group(2).strip()
+    if subject and "nothing to commit" not in result and _LOG_AFTER.search(text, commit.end()):
+        # run whether or not the commit was made: the newest commit it printed shows the new
+        # one only by its subject (after a failed commit it is an older one)
+        logged = _LOGGED.search(result)
+        if logged and (logged.group(2) or "").strip() == subject.strip():
+            return logged.group(1), subject.strip()
     return None
 
 
@@ -587,8 +595,13 @@ class TranscriptReader:
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 called = part.get("id")
-                if base.line is not None and isinstance(called, str) and changes_something(command):
-                    change = ShellChange(base.line, clean_text(command, COMMAND_CHARS) or command)
+                if (
+                    base.line is not None
+                    and isinstance(called, str)
+                    and (where := where_it_changes(command)) is not None
+                ):
+                    shown = clean_text(command, COMMAND_CHARS) or command
+                    change = ShellChange(base.line, shown, hosted=where == "code host")
                     self._shell_calls[called] = Fact(
                         base.uuid, base.session_id, base.line, base.at, base.cwd, change
                     )
@@ -627,10 +640,16 @@ class TranscriptReader:
                     out.append(
                         Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
                     )
-            elif base.line is not None and isinstance(name, str) and writes_file(name):
+            elif (
+                base.line is not None
+                and isinstance(name, str)
+                and name.startswith("mcp__")
+                and writes_file(name)
+                and not any(k in tool_input for k in _REMOTE_INPUTS)
+            ):
                 named = next((tool_input[k] for k in _MCP_PATH_INPUTS if k in tool_input), None)
-                path = repo.resolve(named, base.cwd) if isinstance(named, str) else None
-                if path:
+                path = (repo.resolve(named, base.cwd) or named) if isinstance(named, str) else None
+                if path and path.strip():
                     touched = FileTouched(base.line, clean_text(path, 1000) or path)
                     out.append(
                         Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
@@ -686,6 +705,16 @@ class TranscriptReader:
                 )
             )
         return out
+
+
+def _root_of(start: str, marks: set[tuple[str, bool]]) -> str | None:
+    """Of the folders above `start` that `marks` show (folder, whether by its `.git`), the
+    innermost shown by its `.git`, else the outermost."""
+    above = [m for m in marks if m[0] != start and repo.is_within(start, m[0])]
+    depth = {folder: len(repo.segments(folder)) for folder, _ in above}
+    if gits := [folder for folder, git in above if git]:
+        return max(gits, key=depth.__getitem__)
+    return min(depth, key=depth.__getitem__, default=None)
 
 
 @dataclass
@@ -804,17 +833,24 @@ class TranscriptSession:
         """The repository's root above the folder a session started in, where Claude Code found
         a branch there (a subfolder of the repository, `<repo>/backend`): the innermost folder
         above it whose `.git` the session showed, else the outermost whose `.gitignore` it
-        showed; None where the start folder's own `.git` showed, or nothing above it did."""
+        showed, else the outermost it committed in (`cd <repo> && git commit`); None where the
+        start folder's own `.git` showed, or nothing above it did."""
         if self._start_branch() is None or (begun := repo.normalise(start)) is None:
             return None
         marks = {f.root_mark for f in self.facts if f.root_mark is not None}
         if (begun, True) in marks:
             return None
-        above = [m for m in marks if m[0] != begun and repo.is_within(begun, m[0])]
-        depth = {folder: len(repo.segments(folder)) for folder, _ in above}
-        if gits := [folder for folder, git in above if git]:
-            return max(gits, key=depth.__getitem__)
-        return min(depth, key=depth.__getitem__, default=None)
+        if (root := _root_of(begun, marks)) is not None:
+            return root
+        committed = {
+            (f.git_in, False)
+            for f in self.facts
+            if f.git_in
+            and f.git_in != begun
+            and isinstance(f.event, Commit)
+            and not repo.is_account_folder(f.git_in)
+        }
+        return _root_of(begun, committed)
 
     def _branch_worktree_main(self, cwd: str) -> str | None:
         """The repository of a worktree folder named after a branch, where the session started

@@ -82,6 +82,8 @@ class ShellChange:
 
     line: int
     command: str
+    # made on the code host alone (`gh issue create`): nothing in the working tree to commit
+    hosted: bool = False
 
 
 Event = Request | Commit | FileTouched | ShellChange

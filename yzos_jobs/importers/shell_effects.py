@@ -17,6 +17,8 @@ host itself (`gh issue create`, a label, a release) is.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Literal
 
 # Programs that change the files (or processes) they are given.
 _CHANGING = frozenset(
@@ -42,6 +44,8 @@ _CHANGING = frozenset(
 )
 # Of these, the ones that change only their last path (a copy's or a link's destination).
 _DESTINATION_LAST = frozenset({"cp", "install", "ln", "rsync", "scp"})
+# ... and the ones whose first word is no path: a mode or an owner (`chmod +x run.sh`).
+_SETTING_FIRST = frozenset({"chmod", "chown"})
 # Options with which they only look: `kill -0` (is it running), `unzip -l` (list).
 _LOOKING = {"kill": {"-0", "-l"}, "unzip": {"-l", "-t", "-v", "-Z"}}
 # Package, service and settings managers, and their subcommands that change something (one of
@@ -125,19 +129,37 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 # session runs only read: `ls`, `cat`, `grep`, tests): a program above as a word of its own (a
 # manager with one of its changing subcommands, `find` with `-delete` or `-exec`, a shell given a
 # script), or output sent into a file (not `2>&1`, `>/dev/null`, `->`, `=>`).
-_DIRECT = frozenset({*_CHANGING, *_ACTIONS, "sed", "perl", "service", "ssh", "xargs", "gh"})
+_DIRECT = frozenset({*_CHANGING, *_ACTIONS, "sed", "perl", "service", "ssh", "xargs"})
 _MANAGERS = frozenset(_SUBCOMMANDS)
 _MANAGER_CHANGES = frozenset(word for words in _SUBCOMMANDS.values() for word in words)
 _WORD_BREAKS = re.compile(r"[\s;&|()`/'\"]+")
 _INTO_FILE = re.compile(r"(?<![0-9&=\-])>{1,2}(?!\s*(?:&|/dev/null))")
+EXPANDED_CHARS = 4096  # of variables' values put into one word
 MAX_DEPTH = 4  # commands within commands (`ssh h "sh -c '…'"`) read at most this deep
 
 
 def changes_something(command: str, depth: int = 0) -> bool:
     """Whether `command` (a shell command line, heredocs and all) changes a file, a package, a
     service or a process outside scratch space."""
+    return next(_changing_commands(command, depth), None) is not None
+
+
+def where_it_changes(command: str) -> Literal["here", "code host"] | None:
+    """Where `command` changes something: "code host" where all it changes is there (`gh issue
+    create`: nothing in the working tree that a commit could hold), "here" where it changes a
+    file, a package, a service or a process, None where it changes nothing."""
+    found: Literal["code host"] | None = None
+    for words in _changing_commands(command, 0):
+        if _program_of(words) != "gh":
+            return "here"
+        found = "code host"
+    return found
+
+
+def _changing_commands(command: str, depth: int) -> Iterator[list[str]]:
+    """The words of each simple command of `command` that changes something."""
     if depth > MAX_DEPTH or not _may_change(command):
-        return False
+        return
     assigned: dict[str, str] = {}  # `SCRATCH="$TMP/x"; mkdir "$SCRATCH/out"` writes scratch
     for words in _simple_commands(command):
         if (values := _assignments(words)) is not None:
@@ -146,15 +168,22 @@ def changes_something(command: str, depth: int = 0) -> bool:
         if assigned:
             words = [_expanded(w, assigned) for w in words]
         if _simple_changes(words, depth):
-            return True
-    return False
+            yield words
+
+
+def _program_of(words: list[str]) -> str:
+    """The program a simple command runs (`sudo`, `timeout` and assignments before it left out)."""
+    run = _without_prefixes([_unquoted(w) for w in words])
+    return run[0].rsplit("/", 1)[-1] if run else ""
 
 
 def _assignments(words: list[str]) -> dict[str, str] | None:
-    """The variables a command made only of assignments sets (`A=1 B="two"`: a quoted value is a
-    word of its own after `B=`), or None for any other command."""
+    """The variables a command made only of assignments sets (`A=1 B="two"`, `export A=1`: a
+    quoted value is a word of its own after `B=`), or None for any other command."""
+    if "=" not in words[0] and words[0] != "export":
+        return None  # most commands: not one assignment
     values: dict[str, str] = {}
-    at = 0
+    at = 1 if words[:1] == ["export"] and len(words) > 1 else 0
     while at < len(words):
         if not (m := _ASSIGNED.fullmatch(words[at])):
             return None
@@ -168,12 +197,22 @@ def _assignments(words: list[str]) -> dict[str, str] | None:
 
 
 def _expanded(word: str, assigned: dict[str, str]) -> str:
-    """The word with the variables the command assigned replaced by their values."""
+    """The word with the variables the command assigned replaced by their values; past
+    EXPANDED_CHARS of values put in, the rest of the word is left as written (a path is short,
+    and a word of many long variables must not take the import's memory)."""
+    if "$" not in word:
+        return word
+    budget = EXPANDED_CHARS
 
     def value(m: re.Match[str]) -> str:
-        return assigned.get(m.group(1) or m.group(2), m.group(0))
+        nonlocal budget
+        found = assigned.get(m.group(1) or m.group(2))
+        if found is None or len(found) > budget:
+            return m.group(0)
+        budget -= len(found)
+        return found
 
-    return _VARIABLE.sub(value, word) if "$" in word else word
+    return _VARIABLE.sub(value, word)
 
 
 def _may_change(text: str) -> bool:
@@ -185,6 +224,8 @@ def _may_change(text: str) -> bool:
     if not _DIRECT.isdisjoint(words):
         return True
     if not _MANAGERS.isdisjoint(words) and not _MANAGER_CHANGES.isdisjoint(words):
+        return True
+    if "gh" in words and not words.isdisjoint(_HOSTED):
         return True
     if "find" in words and ("-delete" in words or "-exec" in text or "-ok" in text):
         return True
@@ -267,6 +308,8 @@ def _program_changes(words: list[str], depth: int) -> bool:
         paths = [a for a in args if not a.startswith("-")]
         if program in _DESTINATION_LAST:
             paths = paths[-1:]
+        elif program in _SETTING_FIRST:
+            paths = paths[1:]
         return any(_kept(p) for p in paths)
     if program == "ssh":
         return _remote_changes(args, depth)
@@ -292,9 +335,10 @@ def _program_changes(words: list[str], depth: int) -> bool:
         return any(re.match(r"^-[0aclnpsw]*i", a) for a in args)
     if program.startswith("python") and args[:2] == ["-m", "pip"]:
         return _program_changes(args[1:], depth)
-    if program == "gh":
-        noun, verb = ([a for a in args if not a.startswith("-")] + ["", ""])[:2]
-        return verb in _HOSTED.get(noun, ())
+    if program == "gh":  # `gh [-R owner/repo] issue create …`: the verb after its noun
+        noun = next((at for at, a in enumerate(args) if a in _HOSTED), None)
+        verbs = [a for a in args[noun + 1 :] if not a.startswith("-")] if noun is not None else []
+        return bool(verbs) and verbs[0] in _HOSTED[args[noun]]
     changes = _SUBCOMMANDS.get(program)
     if changes is None:
         return False
@@ -353,5 +397,7 @@ def _kept(path: str) -> bool:
         bool(path)
         and not path.startswith(("&", *_SCRATCH))
         and path not in ("/tmp", "/dev/null")
-        and not _TEMPORARY.search(path)
+        and not (
+            ("$" in path or "%" in path or "appdata" in path.lower()) and _TEMPORARY.search(path)
+        )
     )

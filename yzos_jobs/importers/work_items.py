@@ -9,7 +9,8 @@ next request: the requests that led to it are one work item.
 Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a run of edits ends at
 the next request wherever it is: a person asks for one thing after another and then for a commit
 of them all, and each thing asked is a work item (the commit names the item it closes); a commit
-with nothing edited since the one run of file edits not committed yet is that run's. Aider
+with nothing edited since the one run of edits not committed yet is that run's (one that changed
+only what is on the code host, issues filed, left nothing to commit). Aider
 commits each reply's edits as it applies them, and where auto-commits are off its user's own
 commit gathers what the requests before it were for (docs/extraction.md has the figures).
 Requests after which nothing was edited or committed are work asked for and never carried out
@@ -44,6 +45,8 @@ class WorkItem:
     commits: list[Commit] = field(default_factory=list)
     files: list[FileTouched] = field(default_factory=list)
     edited: bool = False
+    # edited something in the working tree (a file, or with the shell), not only on the code host
+    worked_tree: bool = False
 
     @property
     def done(self) -> bool:
@@ -67,19 +70,14 @@ class WorkItem:
 def _one_run_uncommitted(items: list[WorkItem]) -> bool:
     """Whether the last item is a run of edits with no commit, and the only one since the last
     commit (several are what a commit "of them all" is of: it stays an item of its own). A run
-    whose changes were made by shell commands alone (issues filed, packages installed) edited no
-    file the commit could hold."""
+    that changed only what is on the code host (issues filed) left nothing the commit holds."""
     uncommitted = []
     for item in reversed(items):
         if item.commits:
             break
         if item.edited:
             uncommitted.append(item)
-    return (
-        len(uncommitted) == 1
-        and uncommitted[0] is items[-1]
-        and any(f.edited for f in items[-1].files)
-    )
+    return len(uncommitted) == 1 and uncommitted[0] is items[-1] and items[-1].worked_tree
 
 
 def work_items(
@@ -133,8 +131,10 @@ def work_items(
             committed = True
         elif isinstance(e, ShellChange):
             current.edited = True
+            current.worked_tree = current.worked_tree or not e.hosted
         else:
             current.files.append(e)
             current.edited = current.edited or e.edited
+            current.worked_tree = current.worked_tree or e.edited
     close()
     return items, idle
