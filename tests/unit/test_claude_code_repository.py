@@ -347,10 +347,19 @@ def test_edits_in_the_start_folder_keep_a_session_that_cloned_there(tmp_path: Pa
         ("/home/me/scratch/notes.md", "/home/me/scratch"),
     ):
         edit = {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": file}}
-        written = json.dumps(_record(9, "/home/me/scratch", "assistant", [edit]))
-        lines = [*path.read_text().splitlines()[:3], written]
+        made = {"type": "tool_result", "tool_use_id": "w1", "content": "File created"}
+        written = [
+            json.dumps(_record(9, "/home/me/scratch", "assistant", [edit])),
+            json.dumps(_record(10, "/home/me/scratch", "user", [made])),
+        ]
+        lines = [*path.read_text().splitlines()[:3], *written]
         path.write_text("\n".join(lines) + "\n")
         assert _project(path) == project, file
+        # an edit the person rejected made nothing there: the session works in its clone
+        rejected = {**made, "is_error": True, "content": "The user doesn't want to proceed"}
+        written[1] = json.dumps(_record(10, "/home/me/scratch", "user", [rejected]))
+        path.write_text("\n".join([*lines[:3], *written]) + "\n")
+        assert _project(path) == "/home/me/scratch/tool", file
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,9 @@ DUET = "claude-code/-Users-tslater-dev-cli-duet/7c03c5fa-7295-40f0-9dd9-ffb43ede
 MEMORY_SYNC = "claude-code/C--Users-emarquez/cc6e5a07-2800-47f0-a68e-20d094a4b5d0.jsonl"
 ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
+REJECTED_WRITES = (
+    "claude-code/-Users-a111111-demo-LazyBlog-docs-posts/5df30a8e-5fb8-47cd-8227-b355aa3b4139.jsonl"
+)
 XCODE_TOOLS = (
     "claude-code/-Users-rashford-Library-Mobile-Documents-com-apple-CloudDocs-Developer-zoia-canvas/"
     "0377a215-8e7c-4203-ad8e-8d96e1d8f7d5.jsonl"
@@ -149,12 +152,12 @@ def test_claude_code_ends_a_run_of_edits_at_the_next_request_though_a_commit_fol
     # the commit closes the item it follows (the request to commit it)
     [committed] = [t for t in session.tasks() if t.item.commits]
     assert [r.line for r in committed.item.requests] == [55]
-    # a follow-up after a run of edits is cut from it too: the settings request (71) and "I
-    # rejected it by mistake. Add it again." (92) with the commit they lead to (103), labelled
-    # as one item, are two tasks; the price of the cut
+    # an edit the person rejected made nothing: the settings request (71), whose edit was
+    # rejected, and "I rejected it by mistake. Add it again." (92) lead to one run of edits
+    # and its commit (103), one item as labelled
     [tracked] = [s for s in claude(COMMITS) if any(e.line == 103 for e in s.events)]
     cut = {t.line: [r.line for r in t.item.requests] for t in tracked.tasks()}
-    assert cut[71] == [71] and cut[103] == [92]
+    assert cut[103] == [71, 92] and 71 not in cut
     # aider commits its edits as it applies them, or its user commits a selection: four
     # requests, each followed by edits, lead to the one commit of the "Load More" button
     [more] = [t for s in aider(ASSESSMENT) for t in s.tasks() if t.line == 1770]
@@ -647,3 +650,12 @@ def test_an_mcp_tool_writes_a_file_where_a_word_of_its_name_says_so() -> None:
     assert not writes_file("mcp__filesystem__read_text_file")
     assert not writes_file("mcp__changes__get_update_status")
     assert not writes_file("Write")  # the editor's own tool, read as such
+
+
+def test_edits_the_person_rejected_do_not_cut_the_work_apart() -> None:
+    # a blog post asked for (6, 10), its Write rejected twice with corrections typed after each
+    # (27, 31; 36), written, then committed (50, 65, 66): one item, named by its commit
+    [session] = claude(REJECTED_WRITES)
+    [task] = session.tasks()
+    assert task.title == "workflow快捷键速查、git分支、zustand更新"
+    assert task.item.lines() == [6, 10, 27, 31, 36, 50, 65, 66]

@@ -24,7 +24,8 @@ a record gives (a `Fact`):
   line of the message the command passed (`-m "…"`, or a heredoc), else the one git printed. It
   rests on the line of the tool call.
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names, or an MCP
-  server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`).
+  server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`),
+  once the call's result shows the edit was made (not rejected by the person, not an error).
 - where the repository is: the record's `cwd`; and, when the cwd is a git worktree, its main
   repository where the transcript shows it (a `.git/worktrees/<name>` path in a command's output,
   `git worktree list` naming the main worktree first, `<repo>/.claude/worktrees/<name>` as the
@@ -432,8 +433,9 @@ class TranscriptReader:
     def __init__(self, report: Callable[[ImportRecordError], None]) -> None:
         self.report = report
         self._pending: dict[str, _Pending] = {}
-        # Shell commands that change something, waiting for the result that says they ran
-        self._shell_calls: dict[str, Fact] = {}
+        # Edits and shell commands that change something, waiting for the result that says they
+        # were made: one the person rejected or that failed changed nothing
+        self._changes: dict[str, Fact] = {}
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
         self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
@@ -602,7 +604,7 @@ class TranscriptReader:
                 ):
                     shown = clean_text(command, COMMAND_CHARS) or command
                     change = ShellChange(base.line, shown, hosted=where == "code host")
-                    self._shell_calls[called] = Fact(
+                    self._changes[called] = Fact(
                         base.uuid, base.session_id, base.line, base.at, base.cwd, change
                     )
                 ran = git_folders(command, base.cwd)
@@ -637,9 +639,7 @@ class TranscriptReader:
                 path = tool_input.get("file_path") or tool_input.get("notebook_path")
                 if isinstance(path, str) and path.strip():
                     touched = FileTouched(base.line, clean_text(path, 1000) or path)
-                    out.append(
-                        Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
-                    )
+                    out += self._made(base, part.get("id"), touched)
             elif (
                 base.line is not None
                 and isinstance(name, str)
@@ -651,10 +651,17 @@ class TranscriptReader:
                 path = (repo.resolve(named, base.cwd) or named) if isinstance(named, str) else None
                 if path and path.strip():
                     touched = FileTouched(base.line, clean_text(path, 1000) or path)
-                    out.append(
-                        Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
-                    )
+                    out += self._made(base, part.get("id"), touched)
         return out
+
+    def _made(self, base: Fact, called: object, touched: FileTouched) -> list[Fact]:
+        """The file an edit touched: now where the call has no id to find its result by, else
+        once its result shows the edit was made."""
+        fact = Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
+        if not isinstance(called, str):
+            return [fact]
+        self._changes[called] = fact
+        return []
 
     def _tool_results(self, base: Fact, content: list[Any]) -> list[Fact]:
         out: list[Fact] = []
@@ -666,9 +673,10 @@ class TranscriptReader:
             if "(fetch)" in text or "To " in text:
                 out += [replace(base, remote=name) for name in repo.remote_names(text)]
             call_id = str(part.get("tool_use_id"))
-            # a command that failed (`brew install gh` refused for a licence not accepted)
-            # changed nothing; one whose result never came is not known to have run
-            change = self._shell_calls.pop(call_id, None)
+            # an edit the person rejected, or a command that failed (`brew install gh` refused
+            # for a licence not accepted), changed nothing; one whose result never came is not
+            # known to have been made
+            change = self._changes.pop(call_id, None)
             if change is not None and not part.get("is_error"):
                 out.append(change)
             listed = call_id in self._listings
