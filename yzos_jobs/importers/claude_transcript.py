@@ -331,6 +331,23 @@ def writes_file(tool: str) -> bool:
     return bool(words & _WRITING_WORDS) and not words & _READING_WORDS
 
 
+def written_path(tool: object, tool_input: dict[str, Any], cwd: str | None) -> str | None:
+    """The file a tool call edits: the path an Edit, MultiEdit, Write or NotebookEdit call names,
+    or the one an MCP server's writing tool names (`writes_file`; relative to `cwd`), unless its
+    input names a repository on a server it writes into; None for any other call."""
+    if tool in _EDIT_TOOLS:
+        named = tool_input.get("file_path") or tool_input.get("notebook_path")
+        return named if isinstance(named, str) and named.strip() else None
+    if not (isinstance(tool, str) and tool.startswith("mcp__") and writes_file(tool)):
+        return None
+    if any(k in tool_input for k in _REMOTE_INPUTS):
+        return None
+    named = next((tool_input[k] for k in _MCP_PATH_INPUTS if k in tool_input), None)
+    if not isinstance(named, str) or not named.strip():
+        return None
+    return repo.resolve(named, cwd) or named
+
+
 def confirmed_commit(
     command: str, result: str, subject: str | None = None
 ) -> tuple[str, str | None] | None:
@@ -635,23 +652,9 @@ class TranscriptReader:
                         body,
                         committed_in[-1] if committed_in else None,
                     )
-            elif name in _EDIT_TOOLS and base.line is not None:
-                path = tool_input.get("file_path") or tool_input.get("notebook_path")
-                if isinstance(path, str) and path.strip():
-                    touched = FileTouched(base.line, clean_text(path, 1000) or path)
-                    out += self._made(base, part.get("id"), touched)
-            elif (
-                base.line is not None
-                and isinstance(name, str)
-                and name.startswith("mcp__")
-                and writes_file(name)
-                and not any(k in tool_input for k in _REMOTE_INPUTS)
-            ):
-                named = next((tool_input[k] for k in _MCP_PATH_INPUTS if k in tool_input), None)
-                path = (repo.resolve(named, base.cwd) or named) if isinstance(named, str) else None
-                if path and path.strip():
-                    touched = FileTouched(base.line, clean_text(path, 1000) or path)
-                    out += self._made(base, part.get("id"), touched)
+            elif base.line is not None and (path := written_path(name, tool_input, base.cwd)):
+                touched = FileTouched(base.line, clean_text(path, 1000) or path)
+                out += self._made(base, part.get("id"), touched)
         return out
 
     def _made(self, base: Fact, called: object, touched: FileTouched) -> list[Fact]:
