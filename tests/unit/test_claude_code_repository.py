@@ -51,6 +51,15 @@ SYSTEM_FOLDER = "claude-code/C--Windows-System32/3ac4dddd-02f9-4d49-977f-d130b03
 COMMITTED_ABOVE = (
     "claude-code/-Users-a111111-demo-LazyBlog-docs-posts/5df30a8e-5fb8-47cd-8227-b355aa3b4139.jsonl"
 )
+HOME_CHECKOUT = "claude-code/-root/3616a3c2-c5c3-4f28-87f6-2d12f8167aaa.jsonl"
+SKILL_FOLDER = (
+    "claude-code/-home-nick-work-libnn-0421--claude-skills-optimize/"
+    "a842c9d1-a664-4a2b-81fc-f08d63b5db50.jsonl"
+)
+NOTES_ELSEWHERE = (
+    "claude-code/-home-moxa-sdc1-home-moxa-mds4xgl3-buildroot-dl/"
+    "bb66d2eb-0269-43fb-b568-8d66312a90ed.jsonl"
+)
 BARE_WORKTREE = (
     "claude-code/-Users-jbiggs-code-buy-hh-buy-honehealth-com-main/"
     "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
@@ -104,6 +113,26 @@ def _placed(source: str) -> tuple[str | None, str | None]:
     [group] = transcript_groups([(REAL / source).resolve()])
     [session] = transcript_sessions(group)
     return session.project_path, session.project
+
+
+def test_a_home_directory_committed_in_is_the_repository_wherever_the_edits_are() -> None:
+    # `/root` is a Next.js app's checkout: edits in `/root/src/app`, `git add -A && git commit`
+    # run in `/root` itself, and `git remote -v` shows `CleanExpo/Zenith-Fresh`
+    assert _placed(HOME_CHECKOUT) == ("/root", "Zenith-Fresh")
+
+
+def test_a_session_started_in_a_tools_hidden_folder_belongs_to_the_project_holding_it() -> None:
+    # started in `libnn_0421/.claude/skills/optimize` (a branch there, no root shown): the skill
+    # is kept in the project it is used in
+    assert _placed(SKILL_FOLDER) == ("/home/nick/work/libnn_0421", "libnn_0421")
+    assert repo.above_hidden("/home/me/.config/nvim") is None  # a repository of its own
+
+
+def test_a_session_whose_every_edit_and_commit_is_in_another_repository_worked_there() -> None:
+    # started in a buildroot checkout (a branch there) only read for lookups; every document
+    # edited and both commits (`cd ~/WORK/SNMP_50ms && git commit -q -F - <<'EOF' …`) are in
+    # another repository
+    assert _placed(NOTES_ELSEWHERE) == ("/home/moxa/WORK/SNMP_50ms", "SNMP_50ms")
 
 
 def test_a_home_directory_that_shows_its_remote_is_a_repository_though_no_commit_shows() -> None:
@@ -315,9 +344,62 @@ def test_a_home_session_that_edited_nothing_works_in_the_one_folder_its_git_ran_
         (home, f"git -C {site} log --oneline -3", "1a2b3c4 Add notes"),
     )
     assert _project(_transcript(tmp_path, *calls)) == site
-    # git run in two repositories says neither is the session's
+    # git run in two repositories says neither is the session's by itself: the one its commands
+    # went into most is, and with as many in each, neither
     other = (home, "git -C /home/me/code/blog status", "On branch main")
-    assert _project(_transcript(tmp_path, *calls, other)) is None
+    assert _project(_transcript(tmp_path, *calls, other)) == site
+    again = (home, "cd /home/me/code/blog && git log -1", "1a2b3c4 Add a post")
+    ls = (home, "ls /home/me/code/blog/posts", "hello.md")
+    assert _project(_transcript(tmp_path, *calls, other, again, ls)) is None
+
+
+def _tool(n: int, cwd: str, name: str, tool_input: dict[str, str]) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": f"t{n}", "name": name, "input": tool_input}
+    result = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "…"}
+    return [_record(n, cwd, "assistant", [call]), _record(n + 1, cwd, "user", [result])]
+
+
+def _looked(tmp_path: Path, home: str, *calls: tuple[str, dict[str, str]]) -> str | None:
+    records = [_record(0, home, "user", "how does the checkout of my shop work?")]
+    for i, (name, tool_input) in enumerate(calls):
+        records += _tool(2 * i + 1, home, name, tool_input)
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return _project(path)
+
+
+def test_a_home_session_that_only_looked_into_a_project_is_about_that_project(
+    tmp_path: Path,
+) -> None:
+    # started in the home directory to answer questions about an app: it read and searched the
+    # app's files (and a tool's own hidden folder), edited nothing, ran no git
+    home, app = "C:\\Users\\me", "C:\\Users\\me\\shop"
+    hidden = [
+        ("Read", {"file_path": f"{home}\\.claude\\settings.json"}),
+        ("Read", {"file_path": f"{home}\\.claude\\CLAUDE.md"}),
+        ("Read", {"file_path": f"{home}\\.claude\\agents.md"}),
+    ]
+    looks = [
+        ("Read", {"file_path": f"{app}\\README.md"}),
+        ("Grep", {"pattern": "checkout", "path": f"{app}\\src"}),
+        ("Bash", {"command": f'dir "{app}\\src\\cart"'}),
+    ]
+    assert _looked(tmp_path, home, *hidden, *looks) == app
+    # with nothing read outside hidden folders: no project rather than the account's
+    assert _looked(tmp_path, home, *hidden) is None
+    # nor where it edited a file of the home directory itself: its work was there
+    setup = ("Edit", {"file_path": f"{home}\\setup.ps1", "old_string": "a", "new_string": "b"})
+    assert _looked(tmp_path, home, *looks, setup) is None
+    # a folder holding repositories, where git ran in two of them: the one looked into most
+    code = "/home/me/code"
+    shop = [
+        ("Read", {"file_path": f"{code}/shop/README.md"}),
+        ("Glob", {"pattern": "**/*.ts", "path": f"{code}/shop"}),
+        ("Bash", {"command": f"cd {code}/shop && git status"}),
+    ]
+    blog = [("Bash", {"command": f"git -C {code}/blog log -1"})]
+    assert _looked(tmp_path, "/home/me", *shop, *blog) == f"{code}/shop"
+    assert _looked(tmp_path, "/home/me", *shop[2:], *blog) is None  # as much of each
 
 
 CLONED = "Cloning into 'tool'...\nremote: Enumerating objects: 12, done."
@@ -516,3 +598,18 @@ def test_a_home_session_that_edited_nothing_works_where_its_shell_went(tmp_path:
     assert _project(_transcript(tmp_path, *calls, other)) is None
     scratch = (home, "cd /tmp/x && ls", ""), ("/tmp/x", "ls", ""), ("/home/me/.config/x", "ls", "")
     assert _project(_transcript(tmp_path, *scratch)) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "library"),
+    [
+        ("/Users/liza/Library/Python/3.9/bin/yt-dlp", True),  # a program installed for the user
+        ("C:\\Users\\me\\AppData\\Local\\app\\settings.json", True),
+        ("/home/me/app/.venv/lib/python3.12/site-packages/flask/app.py", True),
+        ("/Users/liza/Desktop/course/notes.md", False),
+        ("/home/me/Library/catalogue.md", False),  # a folder of that name on Linux is the user's
+        ("/Users/liza/code/Library/index.ts", False),
+    ],
+)
+def test_what_programs_keep_in_the_account_is_no_project(path: str, library: bool) -> None:
+    assert repo.is_library_path(path) is library

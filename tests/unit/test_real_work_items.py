@@ -23,6 +23,7 @@ from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.aider_history import history_sessions
 from yzos_jobs.importers.claude_code import transcript_groups
 from yzos_jobs.importers.claude_transcript import (
+    changes_on_server,
     commit_subject,
     confirmed_commit,
     transcript_sessions,
@@ -74,6 +75,9 @@ ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
 REJECTED_WRITES = (
     "claude-code/-Users-a111111-demo-LazyBlog-docs-posts/5df30a8e-5fb8-47cd-8227-b355aa3b4139.jsonl"
+)
+N8N_WORKFLOW = (
+    "claude-code/-Users-user-Desktop-N8N-consultant/3d5108fd-220e-4850-9336-439aaa2e5d95.jsonl"
 )
 XCODE_TOOLS = (
     "claude-code/-Users-rashford-Library-Mobile-Documents-com-apple-CloudDocs-Developer-zoia-canvas/"
@@ -650,6 +654,20 @@ def test_an_mcp_tool_writes_a_file_where_a_word_of_its_name_says_so() -> None:
     assert not writes_file("mcp__filesystem__read_text_file")
     assert not writes_file("mcp__changes__get_update_status")
     assert not writes_file("Write")  # the editor's own tool, read as such
+
+
+def test_a_change_an_mcp_tool_made_on_its_server_is_work_done() -> None:
+    # an n8n workflow read (`n8n_get_workflow`, `n8n_validate_workflow`) and changed
+    # (`n8n_update_partial_workflow`) through its MCP server: no file here, nothing to commit
+    [session] = claude(N8N_WORKFLOW)
+    changed = {e.line for e in session.events if isinstance(e, ShellChange)}
+    assert {45, 49, 55, 64, 98} <= changed and not {9, 19, 92} & changed
+    assert all(e.hosted for e in session.events if isinstance(e, ShellChange))
+    # the pasted error asking for a fix (89) and the ticket (105) are work items of their own
+    asked = [[r.line for r in t.item.requests] for t in session.tasks()]
+    assert [89] in asked and [105] in asked
+    assert not changes_on_server("mcp__github__create_pull_request", {}, None)
+    assert changes_on_server("mcp__github__create_issue", {"owner": "o", "repo": "r"}, None)
 
 
 def test_edits_the_person_rejected_do_not_cut_the_work_apart() -> None:

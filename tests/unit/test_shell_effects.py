@@ -51,6 +51,13 @@ from yzos_jobs.importers.shell_effects import changes_something
         # a variable the command set again names a kept folder
         'TMPDIR=.; rm -rf "$TMPDIR/build"',
         "export TMPDIR=.\nrm -rf $TMPDIR/api",
+        # a download saved into a file kept, its options however written, over lines too
+        "curl -sL 'https://host/ext.crx' -o /Users/me/Desktop/ext.crx 2>&1 | head -5",
+        "curl 'https://cdn/video' \\\n  -H 'Referer: https://site/' \\\n  -o ~/Desktop/video.mp4",
+        "curl -LO https://host/release.tar.gz",
+        "curl -so page.html https://host/",
+        "curl --output=data.json https://host/api",
+        "wget https://host/archive.zip",
     ],
 )
 def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str) -> None:
@@ -105,6 +112,13 @@ def test_a_command_that_changes_a_kept_file_a_package_or_a_process(command: str)
         'export D=/tmp/review; mkdir -p "$D/out"',
         "chmod +x /tmp/review/run.sh",  # the mode is no path
         "gh -R owner/repo issue view 12",
+        # a download shown, checked or piped on: nothing kept
+        "curl -s https://host/api/status",
+        'curl -s -o /dev/null -w "%{http_code}" http://127.0.0.1:8001/',
+        "curl -H 'X-o: y' https://host/",
+        "curl -o /tmp/page.html https://host/",
+        "wget -qO- https://host/install.sh | head",
+        "wget --spider https://host/",
     ],
 )
 def test_a_command_that_only_reads_runs_or_uses_scratch_space(command: str) -> None:

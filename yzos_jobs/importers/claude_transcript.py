@@ -133,6 +133,9 @@ _WRITING_WORDS = frozenset(
 )
 # ... unless another word says it reads (`get_update_status`, `edit_history`: `list`, `history`)
 _READING_WORDS = frozenset({"get", "read", "list", "search", "find", "view", "show", "history"})
+# ... and version control on a server (`create_pull_request`, `merge_pull_request`, `push_files`):
+# like a push or a pull request opened with the shell, it carries out the work before it.
+_VERSION_CONTROL_WORDS = frozenset({"pull", "merge", "push", "commit", "branch", "fork"})
 _MCP_PATH_INPUTS = ("file_path", "filePath", "path", "relative_path", "destination")
 # A tool whose input names a repository or a project on a server writes a file there, not here
 # (`mcp__github__create_or_update_file`).
@@ -140,6 +143,14 @@ _REMOTE_INPUTS = ("owner", "repo", "repository", "project_id", "projectId")
 # A tool call's inputs that name files or folders: the Bash command, the path a tool reads,
 # edits or searches.
 _PATH_INPUTS = ("command", "file_path", "notebook_path", "path")
+# Tools that read a file or search a folder, and the input naming it.
+_LOOKING_TOOLS = {
+    "Read": "file_path",
+    "NotebookRead": "notebook_path",
+    "Glob": "path",
+    "Grep": "path",
+    "LS": "path",
+}
 
 
 @dataclass(frozen=True)
@@ -158,6 +169,8 @@ class Fact:
     # where it started in none (or in a repository with no commit yet, or a detached HEAD).
     git_branch: str | None = None
     cloned: str | None = None  # a repository a `git clone` made
+    # A file (or a folder's `*`) a tool read or searched, or a shell command named by its path
+    looked_at: str | None = None
     # A folder at or above the record's cwd whose `.git` (True) or `.gitignore` (False) a tool's
     # call or result shows: where the repository's root may be.
     root_mark: tuple[str, bool] | None = None
@@ -348,6 +361,16 @@ def written_path(tool: object, tool_input: dict[str, Any], cwd: str | None) -> s
     return repo.resolve(named, cwd) or named
 
 
+def changes_on_server(tool: object, tool_input: dict[str, Any], cwd: str | None) -> bool:
+    """Whether a call is an MCP server's tool that makes or changes something on its server
+    (`n8n_update_partial_workflow`, `create_issue`): a writing tool (`writes_file`) that names no
+    file here, and not version control (a pull request opened, a push)."""
+    if not (isinstance(tool, str) and tool.startswith("mcp__") and writes_file(tool)):
+        return False
+    words = {w.lower() for w in _TOOL_WORD.findall(tool.split("__", 2)[2])}
+    return not words & _VERSION_CONTROL_WORDS and written_path(tool, tool_input, cwd) is None
+
+
 def confirmed_commit(
     command: str, result: str, subject: str | None = None
 ) -> tuple[str, str | None] | None:
@@ -463,6 +486,7 @@ class TranscriptReader:
         # the model in the next user record
         self._command: _Command | None = None
         self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
+        self._account: dict[str, bool] = {}  # whether a cwd is a home directory (`_looked_at`)
 
     def facts(
         self, lines: Iterable[tuple[Position, int, bytes | None]], subagent: bool
@@ -611,6 +635,7 @@ class TranscriptReader:
             for key in _PATH_INPUTS:
                 if isinstance(named := tool_input.get(key), str):
                     out += self._root_marks(base, named)
+            out += self._looked_at(base, name, tool_input)
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 called = part.get("id")
@@ -655,11 +680,37 @@ class TranscriptReader:
             elif base.line is not None and (path := written_path(name, tool_input, base.cwd)):
                 touched = FileTouched(base.line, clean_text(path, 1000) or path)
                 out += self._made(base, part.get("id"), touched)
+            elif base.line is not None and changes_on_server(name, tool_input, base.cwd):
+                # made on the server alone: nothing in the working tree a commit could hold
+                change = ShellChange(base.line, str(name), hosted=True)
+                out += self._made(base, part.get("id"), change)
         return out
 
-    def _made(self, base: Fact, called: object, touched: FileTouched) -> list[Fact]:
-        """The file an edit touched: now where the call has no id to find its result by, else
-        once its result shows the edit was made."""
+    def _looked_at(self, base: Fact, tool: object, tool_input: dict[str, Any]) -> list[Fact]:
+        """What a reading or searching tool, or a shell command, named by its path, from a home
+        directory (or a file system's root): where a session started there looked, where it
+        edited nothing. Elsewhere the folder a session ran in is its own."""
+        if not base.cwd:
+            return []
+        if (home := self._account.get(base.cwd)) is None:
+            home = self._account[base.cwd] = repo.is_account_folder(base.cwd)
+        if not home:
+            return []
+        key = _LOOKING_TOOLS.get(tool) if isinstance(tool, str) else None
+        if tool == "Bash" and isinstance(command := tool_input.get("command"), str):
+            paths = repo.paths_typed(command[:COMMAND_CHARS], base.cwd)
+        elif key is not None and isinstance(named := tool_input.get(key), str):
+            path = repo.resolve(named, base.cwd)
+            if path is not None and key == "path":
+                path = repo.join(path, "*")  # a folder searched counts as a file in it
+            paths = [path] if path is not None else []
+        else:
+            return []
+        return [Fact(base.uuid, base.session_id, None, None, None, looked_at=p) for p in paths]
+
+    def _made(self, base: Fact, called: object, touched: FileTouched | ShellChange) -> list[Fact]:
+        """The file an edit touched (or what a tool changed on its server): now where the call
+        has no id to find its result by, else once its result shows the edit was made."""
         fact = Fact(base.uuid, base.session_id, base.line, base.at, base.cwd, touched)
         if not isinstance(called, str):
             return [fact]
@@ -718,6 +769,11 @@ class TranscriptReader:
         return out
 
 
+def _below(path: str, folder: str) -> bool:
+    """Whether `path` lies strictly below `folder`."""
+    return repo.is_within(path, folder) and not repo.is_within(folder, path)
+
+
 def _root_of(start: str, marks: set[tuple[str, bool]]) -> str | None:
     """Of the folders above `start` that `marks` show (folder, whether by its `.git`), the
     innermost shown by its `.git`, else the outermost."""
@@ -747,21 +803,68 @@ class TranscriptSession:
             or repo.worktree_main(cwd)
             or self._branch_worktree_main(cwd)
             or self._root_above(cwd)
+            or repo.above_hidden(cwd)
             or repo.normalise(cwd)
         )
         if found is None or not repo.is_account_folder(found):
             return found
-        # Started in the home directory or on the desktop: the work is in the folder there the
-        # session edited files in (a project it made or went into), or ran git in. With none, a
+        # Started in the home directory or on the desktop: where it committed there, the home
+        # directory is a repository (`/root` checked out); else the work is in the folder there
+        # the session edited files in (a project it made or went into), or ran git in. With none, a
         # commit made there or the one remote its git showed says a repository is there after all
         # (dotfiles kept in git); else the folder its shell went into, or the one its person's
-        # requests name; else no project.
+        # requests name, or the one it read, searched and named in commands most; else no
+        # project.
+        if self._committed_at(found):
+            return found  # the home directory is the repository, wherever in it the edits are
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
         kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
         if worked_in is None and kept_in_git:
             return found
-        return worked_in or self._shell_moved_to(found) or self._folder_named(found)
+        return (
+            worked_in
+            or self._shell_moved_to(found)
+            or self._folder_named(found)
+            or self._looked_into(found)
+        )
+
+    def _committed_at(self, folder: str) -> bool:
+        """Whether a commit of the session ran in `folder` itself."""
+        key = repo.folder_key(folder, repo.is_windows(folder))
+        return any(
+            isinstance(f.event, Commit)
+            and f.git_in is not None
+            and repo.folder_key(f.git_in, repo.is_windows(folder)) == key
+            for f in self.facts
+        )
+
+    def _looked_into(self, start: str) -> str | None:
+        """The folder in `start` the session read, searched and named in commands most
+        (`folder_worked_in`); where its git ran in repositories inside that folder (it holds
+        them: `~/code`), the one of them it looked into most (None where two tie). Not where it
+        edited a file in `start` itself (`/root/install.sh`): its work was there."""
+        depth = len(repo.segments(start)) + 1
+        for f in self.facts:
+            if isinstance(f.event, FileTouched) and f.event.edited:
+                names = repo.segments(f.event.path)
+                if len(names) == depth and repo.is_within(f.event.path, start):
+                    return None
+        looked = [f.looked_at for f in self.facts if f.looked_at]
+        folder = repo.folder_worked_in(start, looked)
+        if folder is None:
+            return None
+        ran = repo.distinct_folders((f.git_in for f in self.facts if f.git_in), start)
+        inside = [g for g in ran if repo.is_within(g, folder) and not repo.is_within(folder, g)]
+        repositories = [g for g in inside if not any(_below(g, o) for o in inside)]
+        if not repositories:
+            return folder
+        ranked = sorted(
+            ((sum(repo.is_within(p, g) for p in looked), g) for g in repositories), reverse=True
+        )
+        if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
+            return None
+        return ranked[0][1]
 
     def _shell_moved_to(self, start: str) -> str | None:
         """The folder the session's shell went into from `start` and worked in (Claude Code writes
@@ -797,9 +900,9 @@ class TranscriptSession:
         git command ran there. The session went into the repository it worked in, from a folder
         that holds repositories or from beside it; or it started inside the folder it committed
         in (a repository with no commit yet, where Claude Code finds no branch), whatever git
-        ran where it started."""
+        ran where it started. Started in a repository: see `_moved_to_commit`."""
         if self._start_branch() is not None:
-            return None  # started in a repository: a commit from a folder in it is its own
+            return self._moved_to_commit(start)
         windows = repo.is_windows(start)
 
         def key(path: str | None) -> str | None:
@@ -814,6 +917,21 @@ class TranscriptSession:
         if repo.is_within(start, folder):
             return folder  # committed from a folder above the start: the start is inside it
         return None if any(key(f.git_in) == begun for f in self.facts) else folder
+
+    def _moved_to_commit(self, start: str) -> str | None:
+        """Where a session started in a repository: a commit from a folder in it (or above it)
+        is its own, but where every commit ran in one folder outside it, and every file edited
+        lies in that folder (one that could be a project's), the session worked there (started
+        in one checkout, it kept the notes of another)."""
+        folders = {f.git_in for f in self.facts if isinstance(f.event, Commit)}
+        edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
+        if len(folders) != 1 or (folder := folders.pop()) is None or not edited:
+            return None
+        if repo.is_within(folder, start) or repo.is_within(start, folder):
+            return None
+        if not repo.could_be_project(folder):
+            return None  # a worktree made in scratch space (`/tmp/…/scratchpad`) to verify
+        return folder if all(repo.is_within(path, folder) for path in edited) else None
 
     def _start_branch(self) -> str | None:
         """The branch Claude Code found where the session started; None outside a repository

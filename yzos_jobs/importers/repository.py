@@ -233,6 +233,22 @@ def worktree_main(cwd: str) -> str | None:
     return str(cls(cls(cwd).anchor, *names[:best]))
 
 
+def above_hidden(cwd: str) -> str | None:
+    """The folder holding the first hidden folder of `cwd` (`<repo>/.claude/skills/optimize`:
+    `<repo>`), where that could be a project's: a tool keeps its own files in a hidden folder of
+    the project it is used in. None where no folder of `cwd` is hidden, or the one holding it is
+    an account's (`~/.config/nvim` is a repository of its own, or the home directory's)."""
+    names = segments(cwd)
+    hidden = next(
+        (i for i, n in enumerate(names) if n.startswith(".") and n not in (".", "..")), None
+    )
+    if hidden is None:
+        return None
+    cls = flavour(cwd)
+    folder = str(cls(cls(cwd).anchor, *names[:hidden]))
+    return folder if could_be_project(folder) else None
+
+
 # The names git gives a repository's first branch: a worktree folder of a bare clone's layout
 # (`<repo>/.bare` beside `<repo>/main`, `<repo>/feature-x`) is named after the branch it was made
 # for, and keeps that name when the worktree goes on to another branch.
@@ -383,12 +399,18 @@ _PYTHON_HOME = re.compile(r"^python\d+(?:\.\d+)?$", re.IGNORECASE)  # lib/python
 
 def is_library_path(path: str) -> bool:
     """A file of an installed library or a language's own (`…/site-packages/x.py`,
-    `/usr/lib/python3.11/http/server.py`, `~/go/pkg/mod/…`, `~/.cargo/registry/…`), not a
+    `/usr/lib/python3.11/http/server.py`, `~/go/pkg/mod/…`, `~/.cargo/registry/…`), or of
+    what programs keep in the account (`~/Library/Python/3.9/bin/yt-dlp`, `AppData`), not a
     repository's: an error's frames there say nothing of where the work is."""
     names = segments(path)
     if not names or _LIBRARY_FOLDERS.intersection(names):
         return True
     if not is_windows(path) and (names[0] in _SYSTEM_TREES or names[:2] == ["opt", "homebrew"]):
+        return True
+    # what programs keep in the account: macOS's `~/Library`, Windows' `AppData`
+    kept_by_programs = "AppData" if is_windows(path) else "Library" if names[0] == "Users" else ""
+    home = home_of(path)
+    if home is not None and names[len(segments(home)) : -1][:1] == [kept_by_programs]:
         return True
     if _PYTHON_HOME.match(names[0]):
         return True  # C:\\Python311\\Lib\\…
@@ -465,15 +487,20 @@ _TYPED_FOLDER = re.compile(r"[A-Za-z]:\\[^\s'\"`<>|?*,;]+|(?<![\w.:/~\\-])~?/[\w
 _SCRATCH_TREES = frozenset({"tmp", "etc", "var", "proc", "dev", "sys", "bin", "sbin", "private"})
 
 
+def paths_typed(text: str, cwd: str) -> list[str]:
+    """The absolute (or `~`) paths a text names, as typed in a request or a shell command."""
+    found = (resolve(m.group().rstrip(".\\/"), cwd) for m in _TYPED_FOLDER.finditer(text))
+    return [path for path in found if path is not None]
+
+
 def folders_named(text: str, cwd: str) -> list[str]:
     """The folders a request names by an absolute (or `~`) path: a path whose last name has no
     extension, that could be a project's (`could_be_project`)."""
-    out = []
-    for m in _TYPED_FOLDER.finditer(text):
-        path = resolve(m.group().rstrip(".\\/"), cwd)
-        if path is not None and could_be_project(path) and "." not in segments(path)[-1]:
-            out.append(path)
-    return out
+    return [
+        path
+        for path in paths_typed(text, cwd)
+        if could_be_project(path) and "." not in segments(path)[-1]
+    ]
 
 
 def distinct_folders(paths: Iterable[str], start: str) -> list[str]:
@@ -532,7 +559,7 @@ def _busiest_folder(cwd: str, edited: list[str]) -> str | None:
     base = key(segments(cwd))
     counts: Counter[str] = Counter()
     for path in edited:
-        if not is_absolute(path) or is_windows(path) != windows:
+        if not is_absolute(path) or is_windows(path) != windows or is_library_path(path):
             continue
         names = segments(path)
         if len(names) > len(base) + 1 and key(names[: len(base)]) == base:

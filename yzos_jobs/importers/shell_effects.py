@@ -1,5 +1,6 @@
 """Whether a shell command a coding tool ran changed something: wrote, moved, linked or removed a
-file, installed or removed a package, stopped a process or a service, set a setting. A request
+file, installed or removed a package, stopped a process or a service, set a setting, saved a
+download (`curl -o`, `wget`). A request
 carried out that way (link the app into /Applications, restart the server, uninstall a router's
 cloud services over ssh) is work done as much as one carried out with the editor's tools; one
 answered with `ls`, `cat`, `grep` or a test run is not.
@@ -129,11 +130,17 @@ _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_
 # session runs only read: `ls`, `cat`, `grep`, tests): a program above as a word of its own (a
 # manager with one of its changing subcommands, `find` with `-delete` or `-exec`, a shell given a
 # script), or output sent into a file (not `2>&1`, `>/dev/null`, `->`, `=>`).
-_DIRECT = frozenset({*_CHANGING, *_ACTIONS, "sed", "perl", "service", "ssh", "xargs"})
+_DIRECT = frozenset(
+    {*_CHANGING, *_ACTIONS, "sed", "perl", "service", "ssh", "xargs", "curl", "wget"}
+)
 _MANAGERS = frozenset(_SUBCOMMANDS)
 _MANAGER_CHANGES = frozenset(word for words in _SUBCOMMANDS.values() for word in words)
 _WORD_BREAKS = re.compile(r"[\s;&|()`/'\"]+")
 _INTO_FILE = re.compile(r"(?<![0-9&=\-])>{1,2}(?!\s*(?:&|/dev/null))")
+# Downloaders' short options that take a value (`curl -H 'Accept: x' -o out.zip`): the value
+# follows in the same word or the next. `curl -o`/`wget -O` name the file written.
+_CURL_VALUED = frozenset("AbcCdDeEFHKmorTuUwxXyYz")
+_WGET_VALUED = frozenset("aADeilNoOPQTtUw")
 EXPANDED_CHARS = 4096  # of variables' values put into one word
 MAX_DEPTH = 4  # commands within commands (`ssh h "sh -c '…'"`) read at most this deep
 
@@ -245,7 +252,10 @@ def _simple_commands(command: str) -> list[list[str]]:
             elif body_runs:
                 kept.append(line)
             continue
-        kept.append(line)
+        if kept and kept[-1].endswith("\\") and not kept[-1].endswith("\\\\"):
+            kept[-1] = kept[-1][:-1] + " " + line  # a line continued: one command
+        else:
+            kept.append(line)
         if m := _HEREDOC.search(line):
             ending = m.group(1)
             before = _WORD_BREAKS.split(line[: m.start()])
@@ -311,6 +321,8 @@ def _program_changes(words: list[str], depth: int) -> bool:
         elif program in _SETTING_FIRST:
             paths = paths[1:]
         return any(_kept(p) for p in paths)
+    if program in ("curl", "wget"):
+        return _downloads(program, args)
     if program == "ssh":
         return _remote_changes(args, depth)
     if program in _SHELLS:
@@ -378,6 +390,45 @@ def _find_changes(args: list[str], depth: int) -> bool:
             if run and _program_changes(run, depth):
                 return True
     return False
+
+
+def _downloads(program: str, args: list[str]) -> bool:
+    """Whether `curl` or `wget` saves what it fetches into a file kept: curl with `-o FILE` or
+    `-O` (the remote name, in the working folder); wget unless its output goes to standard
+    output (`-O -`) or it only checks (`--spider`)."""
+    saved: list[str] = []  # the files named for the output; "" for the remote name
+    valued = _CURL_VALUED if program == "curl" else _WGET_VALUED
+    output = "o" if program == "curl" else "O"
+    at = 0
+    while at < len(args):
+        arg = args[at]
+        at += 1
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            if name in ("output", "output-document"):
+                saved.append(value if eq else args[at] if at < len(args) else "-")
+                at += 0 if eq else 1
+            elif name in ("remote-name", "remote-name-all"):
+                saved.append("")
+            elif name == "spider":
+                return False
+            continue
+        if not arg.startswith("-") or arg == "-":
+            continue
+        for n, flag in enumerate(arg[1:], 1):
+            if program == "curl" and flag == "O":
+                saved.append("")
+            elif flag in valued:
+                value = arg[n + 1 :]
+                if not value:
+                    value = args[at] if at < len(args) else ""
+                    at += 1
+                if flag == output:
+                    saved.append(value)
+                break
+    if program == "wget" and not saved:
+        return True  # saved under the remote name, in the working folder
+    return any(path == "" or (path != "-" and _kept(path)) for path in saved)
 
 
 def _remote_changes(args: list[str], depth: int) -> bool:
