@@ -677,3 +677,17 @@ def test_edits_the_person_rejected_do_not_cut_the_work_apart() -> None:
     [task] = session.tasks()
     assert task.title == "workflow快捷键速查、git分支、zustand更新"
     assert task.item.lines() == [6, 10, 27, 31, 36, 50, 65, 66]
+
+
+LLM_TRAIN = "claude-code/-home-yingbohao-llm-train/4b0ee9c6-20bd-4ff0-8465-c984c7d9032a.jsonl"
+
+
+def test_a_request_written_around_a_path_without_spaces_names_its_work() -> None:
+    # "同步到/home/…/experiment_configuration_summary.md里面" ("sync it into …md"): Chinese is
+    # written without spaces, so the words run into the path; the request is no path, and the
+    # edits it led to are a work item of their own, not the one before
+    [session] = claude(LLM_TRAIN)
+    asked = [[r.line for r in t.item.requests] for t in session.tasks()]
+    assert [153] in asked
+    assert is_candidate_title("同步到/home/me/notes.md里面")
+    assert not is_candidate_title("/home/me/文档/报告.md")  # a path, whatever its script

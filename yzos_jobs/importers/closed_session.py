@@ -58,7 +58,8 @@ LineKind = Literal["request", "commit", "file"]
 
 # Characters of scripts written without spaces between words (Thai, kana, CJK ideographs):
 # each counts as a word unit.
-_UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_UNSPACED_CHARS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_UNSPACED = re.compile(f"[{_UNSPACED_CHARS}]")
 _HEADING = re.compile(r"^#{1,6}\s+(\S.*)$")
 
 
@@ -78,11 +79,20 @@ def word_units(text: str) -> int:
     return units
 
 
+# Where a script written without spaces meets another, a word ends: `同步到/home/me/notes.md里面`
+# ("sync into /home/me/notes.md") is words around a path, not a path.
+_SCRIPT_EDGE = re.compile(
+    f"(?<=[{_UNSPACED_CHARS}])(?=[^\\s{_UNSPACED_CHARS}])"
+    f"|(?<=[^\\s{_UNSPACED_CHARS}])(?=[{_UNSPACED_CHARS}])"
+)
+
+
 def is_candidate_title(title: str) -> bool:
     """Two word units, not structural noise, not a line of pasted output."""
+    spaced = _SCRIPT_EDGE.sub(" ", title) if _UNSPACED.search(title) else title
     return (
         word_units(title) >= 2
-        and not noise_filter.is_noise(title)
+        and not noise_filter.is_noise(spaced)
         and not noise_filter.looks_pasted(title)
     )
 
