@@ -42,6 +42,7 @@ CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
 PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"
 PROTOTIPO = "aider/123pescao__Prototipo/.aider.chat.history.md"
 CAR_GAME = "aider/BeauCranston__car-game/.aider.chat.history.md"
+SUPPLY_CHAIN = "aider/87maxi__SupplyChainTracker2/.aider.chat.history.md"
 RFP = "aider/Ahmedrali__rfp_response_platform/.aider.chat.history.md"
 TAN_MAPPER = (
     "claude-code/-Users-kakarot-Self-Sandbox-tan-mapper-app/"
@@ -550,6 +551,20 @@ def test_shell_commands_and_help_typed_at_the_prompt_are_no_tasks() -> None:
     kevin = aider(KEVINMATZ)
     requests = {e.line for s in kevin for e in s.events if e.__class__.__name__ == "Request"}
     assert not {17, 557, 599} & requests
+
+
+def test_a_program_given_options_alone_at_the_prompt_names_no_work() -> None:
+    # `ls -l` sent to aider as a message: a command, not work asked for
+    [typed] = [
+        e
+        for s in aider(SUPPLY_CHAIN)
+        for e in s.events
+        if isinstance(e, Request) and e.line == 5153
+    ]
+    assert typed.title == "ls -l" and not is_candidate_title(typed.title)
+    assert "ls -l" not in {t.title for s in aider(SUPPLY_CHAIN) for t in s.tasks()}
+    # options after words are a request about them, not a command line
+    assert is_candidate_title("fix the --verbose flag of the exporter")
 
 
 def test_each_claude_code_commit_form_gives_its_subject() -> None:

@@ -118,7 +118,8 @@ def is_noise(text: str | None) -> bool:
 # or image, a log line that starts with a date and time or a bracketed level, a stack frame, a
 # shell prompt (`$ `, `me@host:~/app$ `, `me@mac app % `, PowerShell's `PS C:\app> `, cmd's
 # `C:\app>`) or an environment assignment typed as a command (`export A=1`, `set A=1`,
-# `setx NAME value`).
+# `setx NAME value`), or a program given options alone (`ls -l`, `aider --help`: a command typed
+# at the chat's prompt, which names no work).
 _PASTED = re.compile(
     r"""^(?:
         \|.*\|\s*$
@@ -132,6 +133,7 @@ _PASTED = re.compile(
       | \$\s
       | [A-Za-z]+\s+[A-Za-z_][A-Za-z0-9_]*=
       | [A-Za-z]+\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:[\s:=]|$)
+      | [\w.-]+(?:\s+--?[A-Za-z][\w-]*(?:=\S*)?)+\s*$
     )""",
     re.VERBOSE,
 )
