@@ -154,6 +154,27 @@ _LOOKING_TOOLS = {
 
 
 @dataclass(frozen=True)
+class Look:
+    """A reading or searching tool's call (`key` its input that names a file or folder), or a
+    shell command (`key` None), made from a home directory. Read into paths only where a
+    session's place comes down to where it looked (`TranscriptSession._looked_into`): most
+    sessions are placed before that, so the commands of most are never parsed for paths."""
+
+    key: str | None
+    named: str
+    cwd: str
+
+    def paths(self) -> list[str]:
+        """The files (a folder searched: a file in it, `*`) it named by their paths."""
+        if self.key is None:
+            return repo.paths_typed(self.named, self.cwd)
+        path = repo.resolve(self.named, self.cwd)
+        if path is None:
+            return []
+        return [repo.join(path, "*") if self.key == "path" else path]
+
+
+@dataclass(frozen=True)
 class Fact:
     """What one record gives."""
 
@@ -169,8 +190,8 @@ class Fact:
     # where it started in none (or in a repository with no commit yet, or a detached HEAD).
     git_branch: str | None = None
     cloned: str | None = None  # a repository a `git clone` made
-    # A file (or a folder's `*`) a tool read or searched, or a shell command named by its path
-    looked_at: str | None = None
+    # A reading or searching tool's call, or a shell command, from a home directory
+    looked: Look | None = None
     # A folder at or above the record's cwd whose `.git` (True) or `.gitignore` (False) a tool's
     # call or result shows: where the repository's root may be.
     root_mark: tuple[str, bool] | None = None
@@ -687,9 +708,9 @@ class TranscriptReader:
         return out
 
     def _looked_at(self, base: Fact, tool: object, tool_input: dict[str, Any]) -> list[Fact]:
-        """What a reading or searching tool, or a shell command, named by its path, from a home
-        directory (or a file system's root): where a session started there looked, where it
-        edited nothing. Elsewhere the folder a session ran in is its own."""
+        """What a reading or searching tool, or a shell command, named, from a home directory
+        (or a file system's root): where a session started there looked, where it edited
+        nothing. Elsewhere the folder a session ran in is its own."""
         if not base.cwd:
             return []
         if (home := self._account.get(base.cwd)) is None:
@@ -698,15 +719,12 @@ class TranscriptReader:
             return []
         key = _LOOKING_TOOLS.get(tool) if isinstance(tool, str) else None
         if tool == "Bash" and isinstance(command := tool_input.get("command"), str):
-            paths = repo.paths_typed(command[:COMMAND_CHARS], base.cwd)
+            look = Look(None, command[:COMMAND_CHARS], base.cwd)
         elif key is not None and isinstance(named := tool_input.get(key), str):
-            path = repo.resolve(named, base.cwd)
-            if path is not None and key == "path":
-                path = repo.join(path, "*")  # a folder searched counts as a file in it
-            paths = [path] if path is not None else []
+            look = Look(key, named, base.cwd)
         else:
             return []
-        return [Fact(base.uuid, base.session_id, None, None, None, looked_at=p) for p in paths]
+        return [Fact(base.uuid, base.session_id, None, None, None, looked=look)]
 
     def _made(self, base: Fact, called: object, touched: FileTouched | ShellChange) -> list[Fact]:
         """The file an edit touched (or what a tool changed on its server): now where the call
@@ -850,7 +868,7 @@ class TranscriptSession:
                 names = repo.segments(f.event.path)
                 if len(names) == depth and repo.is_within(f.event.path, start):
                     return None
-        looked = [f.looked_at for f in self.facts if f.looked_at]
+        looked = [path for f in self.facts if f.looked for path in f.looked.paths()]
         folder = repo.folder_worked_in(start, looked)
         if folder is None:
             return None
