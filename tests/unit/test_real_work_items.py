@@ -377,6 +377,35 @@ def test_a_request_opening_with_a_greeting_is_named_by_its_next_line() -> None:
     assert Request(1, "hi!\nwhat does the retry loop do?", "").question
 
 
+TRACES = (
+    "claude-code/-Users-jessitron-code-jessitron-race/c1fe70c7-776f-453b-bda9-d59c477f41d9.jsonl"
+)
+OPEN_SUBTITLES = "aider/jayrinaldime__open-subtitles/aider/chat_history.md"
+
+
+def test_a_request_wrapped_within_its_sentence_is_named_by_the_whole_sentence() -> None:
+    # an editor wrapped a plan's first sentence: "… to Honeycomb instead of" / "console output."
+    [session] = claude(TRACES)
+    [plan] = [e for e in session.events if isinstance(e, Request) and e.line == 8]
+    assert plan.title == (
+        "The FastCart simulator is built and working. Now I need to send traces to Honeycomb "
+        "instead of console output."
+    )
+    # a terminal wrapped a pasted paragraph at its width; typed on one line, it is the same work
+    wrapped = next(
+        e
+        for s in aider(OPEN_SUBTITLES)
+        for e in s.events
+        if isinstance(e, Request) and e.line == 980
+    )
+    one_line = title_of(" ".join(wrapped.text.split()))
+    assert wrapped.title.startswith("Currently to use the app, user will have to click")
+    assert "Only then will backend process the audio" in wrapped.title
+    names = OpenTaskNames(threshold=load_settings(CONFIG).importers.same_task_similarity)
+    assert names.same_work("/open-subtitles", one_line) is None
+    assert names.same_work("/open-subtitles", wrapped.title) == one_line
+
+
 CAREER_OS = "aider/djha786543-gif__career-os-v2/backend/.aider.chat.history.md"
 
 

@@ -34,6 +34,7 @@ from yzos_jobs.db.queue import NewCandidate
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.name_shingles import shingles, similarity
 from yzos_jobs.importers.session_events import (
+    TITLE_CHARS,
     Commit,
     Event,
     FileTouched,
@@ -46,7 +47,6 @@ from yzos_jobs.importers.work_items import WorkItem, work_items
 from yzos_jobs.text import clean_text
 
 SOURCE_KIND = "ai_tool"
-TITLE_CHARS = 300  # a candidate's title
 DIGEST_TEXT_CHARS = 300  # a digest line's text (the triage prompt shows fewer)
 CONTEXT_REQUEST_CHARS = 400  # the request quoted in a candidate's context
 NEIGHBOURS = 2  # task titles in the project candidate's context
