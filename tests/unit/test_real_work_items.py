@@ -6,6 +6,7 @@ parsing (no database: the write path is tested in tests/integration)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from tests.support.corpus import (
@@ -345,6 +346,24 @@ def test_claude_code_commits_name_their_work_items() -> None:
     titles = {t.title for s in sessions for t in s.tasks()}
     subjects = [e.subject for s in sessions for e in s.events if isinstance(e, Commit)]
     assert len(subjects) == 6 and all(split_prefix(c)[1] in titles for c in subjects)
+
+
+SPOTTER = (
+    "claude-code/-home-USER-projects-spotter-worktrees-spotter-gqc/"
+    "258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+)
+
+
+def test_a_gitmoji_before_the_conventional_prefix_goes_with_the_prefix() -> None:
+    # the repository's log, as `git log --oneline` printed it in the session
+    log = (REAL / SPOTTER).read_text(encoding="utf-8")
+    subjects = {m.split(" ", 1)[1] for m in re.findall(r"[0-9a-f]{7} [^\\\n]+", log)}
+    assert "🐛 fix(config): add Phoenix.CodeReloader listener to resolve 1.8.3 warning" in subjects
+    assert split_prefix(
+        "🐛 fix(config): add Phoenix.CodeReloader listener to resolve 1.8.3 warning"
+    ) == ("fix(config)", "add Phoenix.CodeReloader listener to resolve 1.8.3 warning")
+    assert split_prefix(":sparkles: feat: add the export") == ("feat", "add the export")
+    assert split_prefix("✨ Add the export") == (None, "✨ Add the export")  # no type: all name
 
 
 def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path) -> None:

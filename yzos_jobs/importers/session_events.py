@@ -7,12 +7,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# A conventional commit prefix: `feat:`, `fix(scope):`, `refactor!:`, the old `aider:`.
-_PREFIX = re.compile(r"^([a-z]{2,12})(\([^()\s]{1,40}\))?!?:\s+(\S.*)$")
+# A conventional commit prefix: `feat:`, `fix(scope):`, `refactor!:`, the old `aider:`; a
+# gitmoji before it (`✨ feat:`, `:bug: fix:`) marks the same type and goes with it.
+_GITMOJI = r"(?:[^\w\s\x00-\x7f]{1,4}|:[a-z0-9_+-]{2,30}:)\s*"
+_PREFIX = re.compile(rf"^(?:{_GITMOJI})?([a-z]{{2,12}})(\([^()\s]{{1,40}}\))?!?:\s+(\S.*)$")
 
 
 def split_prefix(subject: str) -> tuple[str | None, str]:
-    """(conventional prefix, title) of a commit subject: `fix(api): x` → ("fix(api)", "x")."""
+    """(conventional prefix, title) of a commit subject: `fix(api): x` → ("fix(api)", "x"),
+    `🐛 fix(api): x` too."""
     m = _PREFIX.match(subject.strip())
     if m is None:
         return None, subject.strip()
