@@ -486,10 +486,17 @@ def import_jsonl(app: AppContext, paths: tuple[Path, ...], as_json: bool) -> Non
 @json_option
 @pass_app
 def import_claude_code(app: AppContext, directory: Path | None, as_json: bool) -> None:
-    """Import Claude Code session transcripts (default ~/.claude/projects)."""
+    """Import Claude Code session transcripts (default: the [sources] claude_code directories,
+    ~/.claude/projects and where CLAUDE_CONFIG_DIR or ~/.config/claude keeps them)."""
     from yzos_jobs.importers.claude_code import ClaudeCodeImporter, default_dir
+    from yzos_jobs.sources.discovery import expand_paths
 
-    _run_import(app, ClaudeCodeImporter, [directory or default_dir()], "claude-code", as_json)
+    if directory is not None:
+        dirs = [directory]
+    else:
+        found, _ = expand_paths(app.settings.sources.claude_code)
+        dirs = found or [default_dir()]  # none there: the error names Claude Code's own folder
+    _run_import(app, ClaudeCodeImporter, dirs, "claude-code", as_json)
 
 
 @cli.group("apps")

@@ -186,9 +186,15 @@ class RetentionSettings(_Section):
 class SourcesSettings(_Section):
     """Where the daemon's import_sources job looks for activity, every `interval_s`."""
 
-    # Claude Code transcript directories (`~` is the user's home); one that does not exist is
-    # passed over, so the default costs nothing where Claude Code is not installed.
-    claude_code: tuple[str, ...] = Field(default=("~/.claude/projects",), strict=False)
+    # Claude Code transcript directories (`~` is the user's home, `$NAME` an environment
+    # variable); one that does not exist, or names a variable not set, is passed over, so the
+    # default costs nothing where Claude Code is not installed. Claude Code keeps them below
+    # `CLAUDE_CONFIG_DIR` where that is set, else in ~/.claude, and some versions wrote them to
+    # ~/.config/claude.
+    claude_code: tuple[str, ...] = Field(
+        default=("$CLAUDE_CONFIG_DIR/projects", "~/.claude/projects", "~/.config/claude/projects"),
+        strict=False,
+    )
     # Roots searched for .aider.chat.history.md files, `aider_max_depth` directories deep.
     aider: tuple[str, ...] = Field(default=(), strict=False)
     # JSONL files, or directories whose *.jsonl files are read.

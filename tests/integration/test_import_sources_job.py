@@ -73,3 +73,40 @@ def test_jsonl_sources_are_read_on_and_missing_paths_counted(
     assert second["records"] == len(lines) - half
     third = run_import_sources(ctx)
     assert third["records"] == 0 and third["sources"]["jsonl"]["files_unchanged"] == 1
+
+
+# A transcript Claude Code wrote to ~/.config/claude/projects (it was committed from there).
+XDG_TRANSCRIPT = (
+    FIXTURES
+    / "real"
+    / "claude-code"
+    / "-Users-eric-haru-md"
+    / "3288a74e-8e4c-4264-9227-40a4496abd9e.jsonl"
+)
+
+
+def _place(transcript: Path, projects: Path) -> None:
+    target = projects / transcript.parent.name / transcript.name
+    target.parent.mkdir(parents=True)
+    shutil.copy(transcript, target)
+
+
+@pytest.mark.parametrize("where", ["xdg", "claude_config_dir"])
+def test_claude_code_transcripts_are_found_wherever_claude_code_keeps_them(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
+    if where == "xdg":
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        _place(XDG_TRANSCRIPT, home / ".config" / "claude" / "projects")
+    else:
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-work"))
+        _place(XDG_TRANSCRIPT, tmp_path / "claude-work" / "projects")
+    # [sources] claude_code left at its default
+    ctx = make_ctx(db_url, sources={"apps": False}, importers={"session_idle_s": 0})
+    found = run_import_sources(ctx)["sources"]["claude_code"]
+    assert found["files"] == 1 and found["sessions"] == 1 and found["candidates"] > 0
+    # the other places are absent: counted, never an error; an unset variable names none
+    assert found["missing_paths"] == (1 if where == "xdg" else 2)

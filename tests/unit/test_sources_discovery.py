@@ -43,6 +43,24 @@ def test_configured_paths_expand_the_home_and_tell_the_missing(
     assert found == [tmp_path / "Code"] and missing == [tmp_path / ".claude" / "projects"]
 
 
+def test_configured_paths_expand_variables_and_pass_over_unset_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    (tmp_path / ".claude" / "projects").mkdir(parents=True)
+    default = ["$CLAUDE_CONFIG_DIR/projects", "~/.claude/projects", "~/.config/claude/projects"]
+    found, missing = expand_paths(default)
+    assert found == [tmp_path / ".claude" / "projects"]
+    assert missing == [tmp_path / ".config" / "claude" / "projects"]  # the unset one: not counted
+    # Claude Code's folder moved onto the default one is read once
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / ".claude"))
+    found, _ = expand_paths(default)
+    assert found == [tmp_path / ".claude" / "projects"]
+    found, _ = expand_paths(["${CLAUDE_CONFIG_DIR}/projects"])
+    assert found == [tmp_path / ".claude" / "projects"]
+
+
 HOLD = """
 import sys, time
 from pathlib import Path

@@ -4,6 +4,8 @@ environments or build output), JSONL files named or found below directories."""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -40,12 +42,26 @@ NOT_ENTERED = frozenset(
 )
 
 
+_VARIABLE = re.compile(r"\$(\w+|\{\w+\})")
+
+
 def expand_paths(configured: Iterable[str]) -> tuple[list[Path], list[Path]]:
-    """The configured paths with `~` expanded: (those that exist, those that do not)."""
+    """The configured paths with `~` and environment variables (`$NAME`, `${NAME}`) expanded:
+    (those that exist, those that do not). A path naming a variable that is not set is passed
+    over (`$CLAUDE_CONFIG_DIR/projects` where Claude Code keeps its default folder), and a folder
+    named twice is read once."""
     found: list[Path] = []
     missing: list[Path] = []
+    seen: set[str] = set()
     for text in configured:
-        path = Path(text).expanduser()
+        expanded = os.path.expandvars(os.path.expanduser(text))
+        if _VARIABLE.search(expanded):
+            continue  # a variable not set: nothing configured there
+        path = Path(expanded).expanduser()
+        key = os.path.normcase(os.path.abspath(path))
+        if key in seen:
+            continue
+        seen.add(key)
         (found if path.exists() else missing).append(path)
     return found, missing
 
