@@ -65,6 +65,8 @@ BARE_WORKTREE = (
     "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
 )
 
+COWORK = "claude-code/-sessions-adoring-cool-einstein/588184d4-177e-44ac-8c58-42a78448aa99.jsonl"
+
 
 def _project(path: Path) -> str | None:
     [group] = transcript_groups([path.resolve()])
@@ -93,6 +95,16 @@ def test_a_session_started_outside_a_repository_works_in_the_one_it_cloned() -> 
 def test_a_worktree_folder_named_after_a_branch_is_its_repository() -> None:
     # a bare clone's layout: the worktree `<repo>/main`, gone on to a branch of its own
     assert _project(REAL / BARE_WORKTREE) == "/Users/jbiggs/code/buy-hh/buy-honehealth-com"
+
+
+def test_a_claude_desktop_session_works_in_the_folder_it_wrote_in_below_its_mounts() -> None:
+    # Cowork's session home `/sessions/<name>`: everything written below `mnt/outputs/og-system`
+    assert _project(REAL / COWORK) == "/sessions/adoring-cool-einstein/mnt/outputs/og-system"
+    assert repo.is_account_folder("/sessions/adoring-cool-einstein/mnt/outputs")
+    assert not repo.is_account_folder("/sessions/adoring-cool-einstein/mnt/og-system")
+    assert (
+        repo.home_of("/sessions/adoring-cool-einstein/mnt/x") == "/sessions/adoring-cool-einstein"
+    )
 
 
 def test_a_worktree_in_a_folder_of_worktrees_beside_its_repository_is_the_repository() -> None:

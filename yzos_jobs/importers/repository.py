@@ -358,7 +358,12 @@ def is_within(path: str, folder: str) -> bool:
 # Folders every account has, where people start a tool without being in a repository: the home
 # directory (`/Users/<name>`, `/home/<name>`, `C:\Users\<name>`, WSL's `/mnt/c/Users/<name>`,
 # `/root`) and the folders the system makes in it for the desktop, documents and downloads.
-_HOMES = (("Users",), ("home",), ("mnt", None, "Users"))
+# A Claude desktop (Cowork) session runs in a virtual machine whose home for it is
+# `/sessions/<name>`: the folders the person connects are mounted in its `mnt/`, beside Cowork's
+# own `mnt/outputs` and `mnt/uploads`, so the work is in a folder there, as in a home directory's.
+_SESSION_HOME = ("sessions",)
+_SESSION_FOLDERS = frozenset({(), ("mnt",), ("mnt", "outputs"), ("mnt", "uploads")})
+_HOMES = (("Users",), ("home",), ("mnt", None, "Users"), _SESSION_HOME)
 _ACCOUNT_FOLDERS = frozenset({"Desktop", "Documents", "Downloads"})
 
 
@@ -382,6 +387,8 @@ def is_account_folder(path: str) -> bool:
         ):
             continue
         below = names[n + 1 :]  # below the account's own folder
+        if prefix == _SESSION_HOME:
+            return tuple(below) in _SESSION_FOLDERS
         folders = {f.casefold() for f in _ACCOUNT_FOLDERS} if windows else _ACCOUNT_FOLDERS
         return not below or (len(below) == 1 and below[0] in folders)
     return False
@@ -434,7 +441,7 @@ def home_of(path: str) -> str | None:
     folded = [n.casefold() for n in names] if windows else names
     if not windows and folded[:1] == ["root"]:
         return "/root"
-    for prefix in (("users",),) if windows else _HOMES[:2]:
+    for prefix in (("users",),) if windows else (*_HOMES[:2], _SESSION_HOME):
         n = len(prefix)
         if len(names) > n and all(
             p is None or p == q for p, q in zip(prefix, folded[:n], strict=True)
@@ -539,7 +546,8 @@ def _is_system_folder(path: str) -> bool:
 
 
 def _holds_homes(folder: str) -> bool:
-    """`/home`, `/Users`, `C:\\Users`, `/mnt`, `/mnt/c`, `/mnt/c/Users`: folders above homes."""
+    """`/home`, `/Users`, `C:\\Users`, `/mnt`, `/mnt/c`, `/mnt/c/Users`, `/sessions`: folders above
+    homes."""
     names = _compared_names(folder)
     for prefix in (("users",),) if is_windows(folder) else _HOMES:
         if 0 < len(names) <= len(prefix) and all(
