@@ -425,6 +425,22 @@ def test_a_request_wrapped_within_its_sentence_is_named_by_the_whole_sentence() 
     assert names.same_work("/open-subtitles", wrapped.title) == one_line
 
 
+PLAYWRIGHT = (
+    "claude-code/d--16---------files-playwright-test-automation-complete/"
+    "82ebfb0b-ead0-4842-b8d4-3e92faa321f7.jsonl"
+)
+
+
+def test_a_request_written_as_a_numbered_list_is_named_by_its_first_item_not_its_number() -> None:
+    # "1. shadcn로 리팩토링.\n2. …": refactor with shadcn, then a second thing
+    [session] = claude(PLAYWRIGHT)
+    [listed] = [e for e in session.events if isinstance(e, Request) and e.line == 155]
+    assert listed.text.startswith("1. shadcn")
+    assert listed.title == "shadcn로 리팩토링."
+    assert title_of("- Include endpoints for:\n  - GET /api/users") == "Include endpoints for:"
+    assert title_of("2024. It was the year") == "2024. It was the year"  # a year, not a mark
+
+
 CAREER_OS = "aider/djha786543-gif__career-os-v2/backend/.aider.chat.history.md"
 
 

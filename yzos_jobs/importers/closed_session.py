@@ -61,6 +61,9 @@ LineKind = Literal["request", "commit", "file"]
 _UNSPACED_CHARS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _UNSPACED = re.compile(f"[{_UNSPACED_CHARS}]")
 _HEADING = re.compile(r"^#{1,6}\s+(\S.*)$")
+# A list's mark before the first thing asked ("1. Fix this error:", "- Include endpoints for:"):
+# the item, not its number, names the request.
+_LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+(?=\S)")
 
 
 def collapse(text: str, limit: int) -> str:
@@ -142,7 +145,7 @@ def title_of(text: str, plan: str | None = None) -> str:
     named = naming_line(text)
     if m := _HEADING.match(named):
         named = m.group(1)  # "Hello,\n# Plan: X"
-    return bounded_title(named)
+    return bounded_title(_LIST_MARK.sub("", named, count=1))
 
 
 def has_words(text: str) -> bool:
