@@ -4,12 +4,14 @@ a configured path that does not exist is counted, not an error."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
+from tests.support.cli import cli_env, run_cli
 from tests.support.jobs import make_ctx
 from yzos_jobs.db.models import AppMetadataRow
 from yzos_jobs.jobcontext import JobContext
@@ -110,3 +112,20 @@ def test_claude_code_transcripts_are_found_wherever_claude_code_keeps_them(
     assert found["files"] == 1 and found["sessions"] == 1 and found["candidates"] > 0
     # the other places are absent: counted, never an error; an unset variable names none
     assert found["missing_paths"] == (1 if where == "xdg" else 2)
+
+
+def test_import_claude_code_with_no_directory_reads_where_claude_code_keeps_them(
+    db_url: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    _place(XDG_TRANSCRIPT, home / ".config" / "claude" / "projects")
+    env = cli_env(db_url, HOME=str(home), YZOS_RUNTIME_DIR=str(tmp_path / "run"))
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    done = run_cli("import", "claude-code", "--json", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"] == 1
+    # nowhere Claude Code keeps transcripts: its own folder is named as missing
+    empty = cli_env(db_url, HOME=str(tmp_path / "nobody"), YZOS_RUNTIME_DIR=str(tmp_path / "run"))
+    empty.pop("CLAUDE_CONFIG_DIR", None)
+    missing = run_cli("import", "claude-code", env=empty, cwd=tmp_path)
+    assert missing.returncode != 0 and ".claude/projects" in missing.stderr
