@@ -65,6 +65,7 @@ BARE_WORKTREE = (
     "b4b90999-7da9-4cfe-ad8b-6f540f389d0e.jsonl"
 )
 
+TERMUX = "claude-code/-data-data-com-termux-files-home/fc89f66c-8204-49ff-8e2c-d4f0fac2dcd9.jsonl"
 COWORK = "claude-code/-sessions-adoring-cool-einstein/588184d4-177e-44ac-8c58-42a78448aa99.jsonl"
 
 
@@ -97,6 +98,14 @@ def test_a_worktree_folder_named_after_a_branch_is_its_repository() -> None:
     assert _project(REAL / BARE_WORKTREE) == "/Users/jbiggs/code/buy-hh/buy-honehealth-com"
 
 
+def test_a_session_started_in_termuxs_home_works_in_the_folder_it_went_into() -> None:
+    # Android's Termux keeps its home at a fixed path with no account's name in it
+    assert _project(REAL / TERMUX) == "/data/data/com.termux/files/home/myapp"
+    assert repo.home_of("/data/data/com.termux/files/home/myapp") == (
+        "/data/data/com.termux/files/home"
+    )
+
+
 def test_a_claude_desktop_session_works_in_the_folder_it_wrote_in_below_its_mounts() -> None:
     # Cowork's session home `/sessions/<name>`: everything written below `mnt/outputs/og-system`
     assert _project(REAL / COWORK) == "/sessions/adoring-cool-einstein/mnt/outputs/og-system"
@@ -105,6 +114,9 @@ def test_a_claude_desktop_session_works_in_the_folder_it_wrote_in_below_its_moun
     assert (
         repo.home_of("/sessions/adoring-cool-einstein/mnt/x") == "/sessions/adoring-cool-einstein"
     )
+    # a repository someone keeps in a folder named /sessions is no session's home
+    assert not repo.is_account_folder("/sessions/WorkFlow")
+    assert repo.home_of("/sessions/WorkFlow/src") is None
 
 
 def test_a_worktree_in_a_folder_of_worktrees_beside_its_repository_is_the_repository() -> None:

@@ -359,12 +359,29 @@ def is_within(path: str, folder: str) -> bool:
 # directory (`/Users/<name>`, `/home/<name>`, `C:\Users\<name>`, WSL's `/mnt/c/Users/<name>`,
 # `/root`) and the folders the system makes in it for the desktop, documents and downloads.
 # A Claude desktop (Cowork) session runs in a virtual machine whose home for it is
-# `/sessions/<name>`: the folders the person connects are mounted in its `mnt/`, beside Cowork's
-# own `mnt/outputs` and `mnt/uploads`, so the work is in a folder there, as in a home directory's.
+# `/sessions/<name>`, a name Cowork makes (`adoring-cool-einstein`, `rcw-01toqkmz1tbre…`): the
+# folders the person connects are mounted in its `mnt/`, beside Cowork's own `mnt/outputs` and
+# `mnt/uploads`, so the work is in a folder there, as in a home directory's. A folder of another
+# name in `/sessions` is anyone's (a repository kept there).
 _SESSION_HOME = ("sessions",)
+_SESSION_NAME = re.compile(r"^(?:[a-z]+-[a-z]+-[a-z]+|[a-z]{2,5}-[0-9a-z]{16,})$")
 _SESSION_FOLDERS = frozenset({(), ("mnt",), ("mnt", "outputs"), ("mnt", "uploads")})
 _HOMES = (("Users",), ("home",), ("mnt", None, "Users"), _SESSION_HOME)
+
+
+def _other_sessions_folder(prefix: tuple[str | None, ...], names: list[str]) -> bool:
+    """A folder in `/sessions` that is not a Cowork session's home (see `_SESSION_NAME`)."""
+    return prefix == _SESSION_HOME and not (len(names) > 1 and _SESSION_NAME.match(names[1]))
+
+
 _ACCOUNT_FOLDERS = frozenset({"Desktop", "Documents", "Downloads"})
+# Homes at a fixed place, with no account's name in them: root's, and Termux's on Android.
+_FIXED_HOMES = (("root",), ("data", "data", "com.termux", "files", "home"))
+
+
+def _fixed_home(names: list[str]) -> tuple[str, ...] | None:
+    """The fixed home (`_FIXED_HOMES`) a path's names start with, or None."""
+    return next((h for h in _FIXED_HOMES if tuple(names[: len(h)]) == h), None)
 
 
 def is_account_folder(path: str) -> bool:
@@ -377,13 +394,15 @@ def is_account_folder(path: str) -> bool:
         return True
     windows = is_windows(path)
     names = _compared_names(path)
-    if not windows and names[:1] == ["root"]:
-        below = names[1:]
+    if not windows and (fixed := _fixed_home(names)):
+        below = names[len(fixed) :]
         return not below or (len(below) == 1 and below[0] in _ACCOUNT_FOLDERS)
     for prefix in (("users",),) if windows else _HOMES:
         n = len(prefix)
-        if len(names) <= n or any(
-            p is not None and p != q for p, q in zip(prefix, names[:n], strict=True)
+        if (
+            len(names) <= n
+            or any(p is not None and p != q for p, q in zip(prefix, names[:n], strict=True))
+            or _other_sessions_folder(prefix, names)
         ):
             continue
         below = names[n + 1 :]  # below the account's own folder
@@ -431,20 +450,23 @@ def is_library_path(path: str) -> bool:
 
 
 def home_of(path: str) -> str | None:
-    """The home directory `path` lies in (`/Users/<name>`, `/home/<name>`, `/root`,
-    `C:\\Users\\<name>`), or None: what `~` stood for in a shell there. (Under WSL's
+    """The home directory `path` lies in (`/Users/<name>`, `/home/<name>`, `/root`, Termux's,
+    `C:\\Users\\<name>`, a Cowork session's `/sessions/<name>`), or None: what `~` stood for in
+    a shell there. (Under WSL's
     `/mnt/c/Users/<name>`, `~` is the Linux home, which the path does not show.)"""
     if not is_absolute(path):
         return None
     windows = is_windows(path)
     names = segments(path)
     folded = [n.casefold() for n in names] if windows else names
-    if not windows and folded[:1] == ["root"]:
-        return "/root"
+    if not windows and (fixed := _fixed_home(folded)):
+        return "/" + "/".join(fixed)
     for prefix in (("users",),) if windows else (*_HOMES[:2], _SESSION_HOME):
         n = len(prefix)
-        if len(names) > n and all(
-            p is None or p == q for p, q in zip(prefix, folded[:n], strict=True)
+        if (
+            len(names) > n
+            and all(p is None or p == q for p, q in zip(prefix, folded[:n], strict=True))
+            and not _other_sessions_folder(prefix, folded)
         ):
             cls = flavour(path)
             return str(cls(cls(path).anchor, *names[: n + 1]))
