@@ -195,7 +195,8 @@ class SourcesSettings(_Section):
         default=("$CLAUDE_CONFIG_DIR/projects", "~/.claude/projects", "~/.config/claude/projects"),
         strict=False,
     )
-    # Roots searched for .aider.chat.history.md files, `aider_max_depth` directories deep.
+    # Roots searched for .aider.chat.history.md files, `aider_max_depth` directories deep
+    # (`~` and `$NAME` expanded here and in `jsonl`, as in `claude_code`).
     aider: tuple[str, ...] = Field(default=(), strict=False)
     # JSONL files, or directories whose *.jsonl files are read.
     jsonl: tuple[str, ...] = Field(default=(), strict=False)

@@ -37,7 +37,13 @@ from yzos_jobs.importers.closed_session import (
     title_of,
 )
 from yzos_jobs.importers.same_work import OpenTaskNames
-from yzos_jobs.importers.session_events import Commit, Request, ShellChange, split_prefix
+from yzos_jobs.importers.session_events import (
+    Commit,
+    Request,
+    ShellChange,
+    naming_line,
+    split_prefix,
+)
 
 CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
 PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"
@@ -364,6 +370,7 @@ def test_a_gitmoji_before_the_conventional_prefix_goes_with_the_prefix() -> None
     ) == ("fix(config)", "add Phoenix.CodeReloader listener to resolve 1.8.3 warning")
     assert split_prefix(":sparkles: feat: add the export") == ("feat", "add the export")
     assert split_prefix("✨ Add the export") == (None, "✨ Add the export")  # no type: all name
+    assert split_prefix("→ note: the export") == (None, "→ note: the export")  # an arrow, no emoji
 
 
 def test_a_long_name_cut_inside_a_quotation_drops_the_open_quote(tmp_path: Path) -> None:
@@ -402,7 +409,7 @@ TRACES = (
 OPEN_SUBTITLES = "aider/jayrinaldime__open-subtitles/aider/chat_history.md"
 
 
-def test_a_request_wrapped_within_its_sentence_is_named_by_the_whole_sentence() -> None:
+def test_a_request_wrapped_by_a_terminal_or_an_editor_is_named_as_typed() -> None:
     # an editor wrapped a plan's first sentence: "… to Honeycomb instead of" / "console output."
     [session] = claude(TRACES)
     [plan] = [e for e in session.events if isinstance(e, Request) and e.line == 8]
@@ -423,8 +430,22 @@ def test_a_request_wrapped_within_its_sentence_is_named_by_the_whole_sentence() 
     names = OpenTaskNames(threshold=load_settings(CONFIG).importers.same_task_similarity)
     assert names.same_work("/open-subtitles", one_line) is None
     assert names.same_work("/open-subtitles", wrapped.title) == one_line
+    # pasted text is not prose: a log's next line is its own, as is the mode prompt aider shows
+    # before a continued line ("how was the" / "architect> earlier implementation?")
+    [session] = claude(OPENCLAW_CONFIG)
+    [error] = [e for e in session.events if isinstance(e, Request) and e.line == 3]
+    assert error.text.splitlines()[1].strip().startswith("at ")
+    assert error.title == naming_line(error.text)
+    asked = next(
+        e
+        for s in aider(PDF_INGESTION)
+        for e in s.events
+        if isinstance(e, Request) and e.line == 6326
+    )
+    assert asked.title.endswith("how was the")
 
 
+OPENCLAW_CONFIG = "claude-code/C--Users-ASUS/51009651-f2b3-404d-bfdd-63ecf3e334bd.jsonl"
 PLAYWRIGHT = (
     "claude-code/d--16---------files-playwright-test-automation-complete/"
     "82ebfb0b-ead0-4842-b8d4-3e92faa321f7.jsonl"

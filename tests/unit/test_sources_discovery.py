@@ -59,6 +59,11 @@ def test_configured_paths_expand_variables_and_pass_over_unset_ones(
     assert found == [tmp_path / ".claude" / "projects"]
     found, _ = expand_paths(["${CLAUDE_CONFIG_DIR}/projects"])
     assert found == [tmp_path / ".claude" / "projects"]
+    # an empty variable names nothing; a folder whose own name holds a `$` is that folder
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", "")
+    (tmp_path / "my$stuff").mkdir()
+    found, missing = expand_paths(["$CLAUDE_CONFIG_DIR/projects", "~/my$stuff"])
+    assert found == [tmp_path / "my$stuff"] and missing == []
 
 
 HOLD = """

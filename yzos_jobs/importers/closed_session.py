@@ -34,7 +34,6 @@ from yzos_jobs.db.queue import NewCandidate
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.name_shingles import shingles, similarity
 from yzos_jobs.importers.session_events import (
-    TITLE_CHARS,
     Commit,
     Event,
     FileTouched,
@@ -47,6 +46,7 @@ from yzos_jobs.importers.work_items import WorkItem, work_items
 from yzos_jobs.text import clean_text
 
 SOURCE_KIND = "ai_tool"
+TITLE_CHARS = 300  # a candidate's title
 DIGEST_TEXT_CHARS = 300  # a digest line's text (the triage prompt shows fewer)
 CONTEXT_REQUEST_CHARS = 400  # the request quoted in a candidate's context
 NEIGHBOURS = 2  # task titles in the project candidate's context
@@ -61,9 +61,9 @@ LineKind = Literal["request", "commit", "file"]
 _UNSPACED_CHARS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _UNSPACED = re.compile(f"[{_UNSPACED_CHARS}]")
 _HEADING = re.compile(r"^#{1,6}\s+(\S.*)$")
-# A list's mark before the first thing asked ("1. Fix this error:", "- Include endpoints for:"):
+# A list's mark before the first thing asked ("1. Fix this error:", "- [ ] add tests"):
 # the item, not its number, names the request.
-_LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+(?=\S)")
+_LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+(?:\[[ xX]\]\s+)?(?=\S)")
 
 
 def collapse(text: str, limit: int) -> str:
@@ -143,9 +143,37 @@ def title_of(text: str, plan: str | None = None) -> str:
             if m := _HEADING.match(line):
                 return bounded_title(m.group(1))
     named = naming_line(text)
-    if m := _HEADING.match(named):
-        named = m.group(1)  # "Hello,\n# Plan: X"
+    # "Hello,\n# Plan: X" is named by its heading; a line of words, by its sentence
+    named = m.group(1) if (m := _HEADING.match(named)) else read_on(text, named)
     return bounded_title(_LIST_MARK.sub("", named, count=1))
+
+
+# A line a terminal or an editor wrapped is long, stops short of a sentence's end and goes on,
+# on the next line of its paragraph, with a small letter: the request's line is what was typed
+# before the wrap, so the same request typed on one line or wrapped over several is named alike.
+# Prose only: a line with the marks of code, a path, a command or a log (`(`, `/`, `=`, `$`,
+# `_`, a prompt's `>`) is pasted text, whose next line is the next line of what was pasted. A
+# short line is the person's own break ("we're in a new folder" / "this is new").
+WRAPPED_CHARS = 60
+_SENTENCE_MARKS = tuple(".!?:;。！？：；…")
+_NOT_PROSE = re.compile(r"[(){}\[\]<>=/\\_$@|#~^*]")
+
+
+def read_on(text: str, first: str) -> str:
+    """`first`, a line of `text`, with the lines it was wrapped onto (up to TITLE_CHARS)."""
+    lines = text.splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip() == first), None)
+    if at is None or _NOT_PROSE.search(first):
+        return first
+    joined = last = first
+    for line in lines[at + 1 :]:
+        line = line.strip()
+        wrapped = len(last) >= WRAPPED_CHARS and not last.endswith(_SENTENCE_MARKS)
+        goes_on = line[:1].islower() and " " in line and not _NOT_PROSE.search(line)
+        if len(joined) >= TITLE_CHARS or not wrapped or not goes_on:
+            break
+        joined, last = f"{joined} {line}", line
+    return joined
 
 
 def has_words(text: str) -> bool:

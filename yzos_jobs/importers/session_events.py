@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 # A conventional commit prefix: `feat:`, `fix(scope):`, `refactor!:`, the old `aider:`; a
 # gitmoji before it (`✨ feat:`, `:bug: fix:`) marks the same type and goes with it.
-_GITMOJI = r"(?:[^\w\s\x00-\x7f]{1,4}|:[a-z0-9_+-]{2,30}:)\s*"
+_EMOJI = r"[\U0001F000-\U0001FAFF\u2300-\u23FF\u2600-\u27BF\u2B00-\u2BFF\uFE0F\u200D]"
+_GITMOJI = rf"(?:{_EMOJI}{{1,4}}|:[a-z0-9_+-]{{2,30}}:)\s*"
 _PREFIX = re.compile(rf"^(?:{_GITMOJI})?([a-z]{{2,12}})(\([^()\s]{{1,40}}\))?!?:\s+(\S.*)$")
 
 
@@ -27,37 +28,13 @@ def split_prefix(subject: str) -> tuple[str | None, str]:
 _GREETING = re.compile(r"^\S+[!,！，、]$")
 
 
-# A line that a terminal or an editor wrapped is long, stops short of a sentence's end and goes
-# on, on the next line of the same paragraph, with a small letter: the wrapped sentence is one
-# line of the request, so the same request typed on one line or wrapped over several is named
-# alike. A short line is the person's own break ("we're in a new folder" / "this is new").
-WRAPPED_CHARS = 60
-_SENTENCE_END = re.compile(r"[.!?:;。！？：；…]$")
-TITLE_CHARS = 300  # a candidate's title: no line is read on past it
-
-
-def _goes_on(line: str) -> bool:
-    """A wrapped line's continuation: words starting with a small letter, not a list item, a
-    heading, code or a key of a setting (`agents:`)."""
-    return line[:1].islower() and not line.endswith((":", "{", "(", "[")) and " " in line
-
-
 def naming_line(text: str) -> str:
     """The line of a request that names it: its first non-empty line, or the one after it where
-    the first is only a greeting; a line wrapped within its paragraph is read on to the end of
-    the sentence (`_goes_on`)."""
-    lines = [line.strip() for line in text.splitlines()]
-    at = [i for i, line in enumerate(lines) if line][:2]
-    if not at:
-        return ""
-    first = at[1] if len(at) == 2 and _GREETING.match(lines[at[0]]) else at[0]
-    named = last = lines[first]
-    for line in lines[first + 1 :]:
-        wrapped = len(last) >= WRAPPED_CHARS and not _SENTENCE_END.search(last)
-        if len(named) >= TITLE_CHARS or not wrapped or not _goes_on(line):
-            break
-        named, last = f"{named} {line}", line
-    return named
+    the first is only a greeting."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:2]
+    if len(lines) == 2 and _GREETING.match(lines[0]):
+        return lines[1]
+    return lines[0] if lines else ""
 
 
 @dataclass(frozen=True)

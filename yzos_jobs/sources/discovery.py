@@ -42,22 +42,26 @@ NOT_ENTERED = frozenset(
 )
 
 
-_VARIABLE = re.compile(r"\$(\w+|\{\w+\})")
+_VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 
 
 def expand_paths(configured: Iterable[str]) -> tuple[list[Path], list[Path]]:
     """The configured paths with `~` and environment variables (`$NAME`, `${NAME}`) expanded:
-    (those that exist, those that do not). A path naming a variable that is not set is passed
-    over (`$CLAUDE_CONFIG_DIR/projects` where Claude Code keeps its default folder), and a folder
-    named twice is read once."""
+    (those that exist, those that do not). A path naming a variable that is not set, or is
+    empty, is passed over (`$CLAUDE_CONFIG_DIR/projects` where Claude Code keeps its default
+    folder), unless a folder of that very name exists; a folder named twice is read once."""
     found: list[Path] = []
     missing: list[Path] = []
     seen: set[str] = set()
     for text in configured:
-        expanded = os.path.expandvars(os.path.expanduser(text))
-        if _VARIABLE.search(expanded):
-            continue  # a variable not set: nothing configured there
-        path = Path(expanded).expanduser()
+        values = [os.environ.get(a or b, "") for a, b in _VARIABLE.findall(text)]
+        if all(values):
+            path = Path(_VARIABLE.sub(lambda m: os.environ[m.group(1) or m.group(2)], text))
+        elif (path := Path(text)).expanduser().exists():
+            pass  # a folder whose name holds a `$` (`~/my$stuff`)
+        else:
+            continue  # a variable not set: nothing is configured there
+        path = path.expanduser()
         key = os.path.normcase(os.path.abspath(path))
         if key in seen:
             continue
