@@ -166,8 +166,8 @@ def read_on(text: str, first: str) -> str:
     if at is None or _NOT_PROSE.search(first):
         return first
     joined = last = first
-    for line in lines[at + 1 :]:
-        line = line.strip()
+    for raw in lines[at + 1 :]:
+        line = raw.strip()
         wrapped = len(last) >= WRAPPED_CHARS and not last.endswith(_SENTENCE_MARKS)
         goes_on = line[:1].islower() and " " in line and not _NOT_PROSE.search(line)
         if len(joined) >= TITLE_CHARS or not wrapped or not goes_on:

@@ -367,6 +367,7 @@ _SESSION_HOME = ("sessions",)
 _SESSION_NAME = re.compile(r"^(?:[a-z]+-[a-z]+-[a-z]+|[a-z]{2,5}-[0-9a-z]{16,})$")
 _SESSION_FOLDERS = frozenset({(), ("mnt",), ("mnt", "outputs"), ("mnt", "uploads")})
 _HOMES = (("Users",), ("home",), ("mnt", None, "Users"), _SESSION_HOME)
+_ACCOUNT_FOLDERS = frozenset({"Desktop", "Documents", "Downloads"})
 
 
 def _other_sessions_folder(prefix: tuple[str | None, ...], names: list[str]) -> bool:
@@ -374,7 +375,6 @@ def _other_sessions_folder(prefix: tuple[str | None, ...], names: list[str]) -> 
     return prefix == _SESSION_HOME and not (len(names) > 1 and _SESSION_NAME.match(names[1]))
 
 
-_ACCOUNT_FOLDERS = frozenset({"Desktop", "Documents", "Downloads"})
 # Homes at a fixed place, with no account's name in them: root's, and Termux's on Android.
 _FIXED_HOMES = (("root",), ("data", "data", "com.termux", "files", "home"))
 
