@@ -87,6 +87,7 @@ REJECTED_WRITES = (
 N8N_WORKFLOW = (
     "claude-code/-Users-user-Desktop-N8N-consultant/3d5108fd-220e-4850-9336-439aaa2e5d95.jsonl"
 )
+OSCE_LESSONS = "claude-code/C--Users-lu801/e11c8f12-b35d-46d2-a78b-7a2f4b9f686d.jsonl"
 XCODE_TOOLS = (
     "claude-code/-Users-rashford-Library-Mobile-Documents-com-apple-CloudDocs-Developer-zoia-canvas/"
     "0377a215-8e7c-4203-ad8e-8d96e1d8f7d5.jsonl"
@@ -791,3 +792,15 @@ def test_a_request_written_around_a_path_without_spaces_names_its_work() -> None
     assert [153] in asked
     assert is_candidate_title("同步到/home/me/notes.md里面")
     assert not is_candidate_title("/home/me/文档/报告.md")  # a path, whatever its script
+
+
+def test_a_request_that_picks_an_offered_option_is_named_by_it() -> None:
+    # after each step Claude offers the next ones as a numbered list and asks which; the person
+    # types "1" three times, and each "1" leads its own run of edits
+    [session] = claude(OSCE_LESSONS)
+    by_line = {t.line: t for t in session.tasks(0.7)}
+    assert by_line[71].title == "實作教案模板和OSCE知識庫API"
+    assert by_line[90].title == "設計AI教案生成模組 - 整合真實AI服務"
+    assert by_line[122].title == "設計AI審核模組 - 醫學準確性檢查"
+    # the typed text is kept beside the option it picked
+    assert by_line[71].item.requests[0].text == "1\n實作教案模板和OSCE知識庫API"

@@ -11,8 +11,9 @@ a record gives (a `Fact`):
   `[Request interrupted by user…]` marker; text Claude Code or another tool wrapped in tags
   (`<task-notification>`, `<bash-input>`, `<local-command-stdout>`, `<system_instruction>`, …),
   except a slash command's `<command-args>`, which is the request it carries; a bare slash
-  command. A request that hands over a plan is titled by the plan's heading. A prompt typed while
-  Claude Code worked, handed over within the turn, is a request too (`queued`): a
+  command. A request that hands over a plan is titled by the plan's heading; one that is only a
+  number, by the option the assistant's last text offered under it (`offered_choice`). A prompt
+  typed while Claude Code worked, handed over within the turn, is a request too (`queued`): a
   `queued_command` attachment in prompt mode, or (older versions) text beside a tool's result,
   or, where it wrote neither, the `queue-operation` records alone: the prompt `enqueue`d, then
   `remove`d from the queue as it was handed over (one `dequeue`d is handed over as a user turn
@@ -59,6 +60,7 @@ from yzos_jobs.importers.closed_session import (
     title_of,
     word_units,
 )
+from yzos_jobs.importers.offered_choice import chosen_option
 from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import ImportRecordError, record_key
 from yzos_jobs.importers.shell_effects import where_it_changes
@@ -508,6 +510,9 @@ class TranscriptReader:
         self._command: _Command | None = None
         self.repeats = 0  # records whose uuid an earlier record had: copies, the first kept
         self._account: dict[str, bool] = {}  # whether a cwd is a home directory (`_looked_at`)
+        # Each session's last text from the assistant: the options a request that is only a
+        # number picks from (`offered_choice`)
+        self._said: dict[str, str] = {}
 
     def facts(
         self, lines: Iterable[tuple[Position, int, bytes | None]], subagent: bool
@@ -551,6 +556,8 @@ class TranscriptReader:
         content = message.get("content") if isinstance(message, dict) else None
         kind = r.get("type")
         if kind == "assistant" and isinstance(content, list):
+            if not subagent and (said := _text_parts(content)):
+                self._said[sid] = said[-1]
             return [base, *self._tool_calls(base, content)]
         if kind == "attachment" and not subagent:
             return [base, *self._queued(base, r.get("attachment"))]
@@ -583,6 +590,9 @@ class TranscriptReader:
             return [base]
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
         text = typed[:REQUEST_CHARS]
+        if (option := chosen_option(typed, self._said.get(sid))) is not None:
+            # the option picked is what was asked: it names the request and is its text too
+            return [replace(base, event=Request(line, f"{typed}\n{option}", title_of(option)))]
         return [replace(base, event=Request(line, text, title_of(text, plan)))]
 
     def _root_marks(self, base: Fact, text: str) -> list[Fact]:
