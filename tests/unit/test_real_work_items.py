@@ -802,5 +802,6 @@ def test_a_request_that_picks_an_offered_option_is_named_by_it() -> None:
     assert by_line[71].title == "實作教案模板和OSCE知識庫API"
     assert by_line[90].title == "設計AI教案生成模組 - 整合真實AI服務"
     assert by_line[122].title == "設計AI審核模組 - 醫學準確性檢查"
-    # the typed text is kept beside the option it picked
-    assert by_line[71].item.requests[0].text == "1\n實作教案模板和OSCE知識庫API"
+    # the typed text is kept as typed; the option it picked goes with it where it is read
+    picked = by_line[71].item.requests[0]
+    assert (picked.text, picked.asked_for) == ("1", "1: 實作教案模板和OSCE知識庫API")

@@ -70,6 +70,7 @@ SUBAGENTS = "subagents"
 REQUEST_CHARS = 2000
 CWD_CHARS = 1000
 _MACHINE_FLAGS = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
+_API_ERROR = "isApiErrorMessage"  # an assistant turn Claude Code wrote itself: an API's error
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
 _OPENING = re.compile(r"<([A-Za-z][\w:.-]*)(?:\s[^<>]*)?>")
 _CLOSING = re.compile(r"</([A-Za-z][\w:.-]*)\s*>")
@@ -556,7 +557,8 @@ class TranscriptReader:
         content = message.get("content") if isinstance(message, dict) else None
         kind = r.get("type")
         if kind == "assistant" and isinstance(content, list):
-            if not subagent and (said := _text_parts(content)):
+            said = _text_parts(content)
+            if said and not subagent and not any(r.get(f) for f in (*_MACHINE_FLAGS, _API_ERROR)):
                 self._said[sid] = said[-1]
             return [base, *self._tool_calls(base, content)]
         if kind == "attachment" and not subagent:
@@ -591,8 +593,8 @@ class TranscriptReader:
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
         text = typed[:REQUEST_CHARS]
         if (option := chosen_option(typed, self._said.get(sid))) is not None:
-            # the option picked is what was asked: it names the request and is its text too
-            return [replace(base, event=Request(line, f"{typed}\n{option}", title_of(option)))]
+            request = Request(line, text, title_of(option), option=option)
+            return [replace(base, event=request)]
         return [replace(base, event=Request(line, text, title_of(text, plan)))]
 
     def _root_marks(self, base: Fact, text: str) -> list[Fact]:

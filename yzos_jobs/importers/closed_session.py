@@ -213,7 +213,7 @@ class ClosedSession:
             if isinstance(e, ShellChange) or (isinstance(e, FileTouched) and e.again):
                 continue  # a command is how work was done, not what it was
             if isinstance(e, Request):
-                lines.append({"line": e.line, "kind": "request", "text": e.text})
+                lines.append({"line": e.line, "kind": "request", "text": e.asked_for})
             elif isinstance(e, Commit):
                 lines.append({"line": e.line, "kind": "commit", "text": e.subject})
             else:
@@ -254,7 +254,7 @@ class ClosedSession:
         for item in items:
             asked = frozenset[str]()
             if asked_again_similarity is not None and item.requests:
-                asked = shingles(item.requests[0].text[:ASKED_CHARS])
+                asked = shingles(item.requests[0].asked_for[:ASKED_CHARS])
             if (
                 asked_again_similarity is not None
                 and before is not None
@@ -362,7 +362,7 @@ class WorkTask:
         first = True
         for i in items:
             for r in i.requests:
-                shown = r.text if first else r.title
+                shown = r.asked_for if first else r.title
                 parts.append(f"request (line {r.line}): {collapse(shown, CONTEXT_REQUEST_CHARS)}")
                 first = False
             for c in i.commits:

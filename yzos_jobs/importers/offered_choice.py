@@ -6,26 +6,36 @@ with the number alone ("1"). The typed text names nothing; the option it picks i
 asked, and names the work that follows (a person reading the session says "implemented the
 lesson API", not "1").
 
-The options are the last numbered list of the assistant's last text before the request: a list
-starts again at 1, so a reply that numbers its summary first and its offer last is read by its
-offer, and goes on only by the next number (a time or a year in the text is no option). An
-option's first line is the option; emphasis marks around it are not its words; a code block
-holds no options.
+The offer is the numbered list that ends the assistant's last text: at most a few lines (the
+question) follow its last item, so a summary numbered earlier in a reply offers nothing. A list
+starts at 1 and goes on only by the next number at its own indentation: a list numbered inside
+an item is that item's detail, and a time or a decimal in the text ("2:15", "1.5x") is no item.
+An option's first line is the option, emphasis marks dropped; a code block holds no options.
 """
 
 from __future__ import annotations
 
 import re
 
-# The number alone, as typed: "1", "2.", "(3)", "option 2", "#1"
-_CHOICE = re.compile(r"^\s*(?:(?:option|choice|no\.?)\s*|#)?\(?(\d{1,2})\)?[.)]?\s*$", re.I)
-# An option: "1. Do x", "**2.** Do y", "3) Do z", "- 4. Do w", "### Option 1: Do v",
-# "**Option 2**: Do u"
+from yzos_jobs.importers.closed_session import TITLE_CHARS
+
+# The number alone, as typed: "1", "2.", "(3)", "２", "option 2", "#1"
+_CHOICE = re.compile(r"^\s*(?:(?:option|choice)\s*|#)?\(?(\d{1,2})\)?[.)。]?\s*$", re.I)
+# "1. Do x", "**2.** Do y", "3) Do z", "- 4. Do w", "1、做 x"
+_NUMBERED = re.compile(
+    r"^(\s*)(?:[-*+]\s+)?(?:\*\*|__)?(\d{1,2})(?:[.)](?:\*\*|__)?\s+|[．、）](?:\*\*|__)?\s*)(\S.*)$"
+)
+# "### Option 1: Do v", "**Option 2**: Do u", "Option 3 — Do t"
 _OPTION = re.compile(
-    r"^\s*(?:[-*]\s+)?(?:#{1,6}\s*)?(?:\*\*|__)?(?:option\s+)?(\d{1,2})(?:[.):]|\*\*|__)+\s*(\S.*)$",
+    r"^(\s*)(?:[-*+]\s+)?(?:#{1,6}\s+)?(?:\*\*|__)?(?:option|choice)\s+(\d{1,2})"
+    r"(?:\*\*|__)?\s*(?:[:.)]|[-–—]\s)?(?:\*\*|__)?\s*(\S.*)$",
     re.I,
 )
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _EMPHASIS = re.compile(r"\*\*|__")
+# Lines after the offer's last item: the question that asks which ("Which first?"), a line
+# saying what happens next; more is a reply that goes on past a list it numbered
+TRAILING_LINES = 3
 
 
 def chosen_number(typed: str) -> int | None:
@@ -34,25 +44,44 @@ def chosen_number(typed: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _item(line: str) -> tuple[int, int, str] | None:
+    """(indentation, number, text) of a line that is an item of a numbered list."""
+    m = _NUMBERED.match(line) or _OPTION.match(line)
+    if m is None:
+        return None
+    return len(m.group(1).expandtabs(4)), int(m.group(2)), m.group(3)
+
+
 def offered_options(said: str) -> dict[int, str]:
-    """The options of the last numbered list in an assistant's text, by number."""
+    """The options of the numbered list that ends an assistant's text, by number (none where
+    the text goes on past its last list)."""
     options: dict[int, str] = {}
-    fenced = False
+    indent = 0
+    after = 0  # lines of the list's own level since its last item
+    fence: str | None = None
     for line in said.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-        m = None if fenced else _OPTION.match(line)
-        if m is None:
+        if m := _FENCE.match(line):
+            mark = m.group(1)
+            if fence is None:
+                fence = mark
+            elif mark[0] == fence[0] and len(mark) >= len(fence):
+                fence = None
             continue
-        number = int(m.group(1))
-        if number == 1:
-            options = {}  # a list begins again: the offer is the last list
-        elif number - 1 not in options:
-            continue  # not the list's next item (a time, a year, a list's own sub-numbering)
-        option = _EMPHASIS.sub("", m.group(2)).strip().rstrip("?？").strip()
-        if option:
-            options[number] = option
-    return options
+        if fence is not None or not line.strip():
+            continue
+        found = _item(line)
+        if found is not None and found[1] == 1 and (not options or found[0] <= indent):
+            options, indent, after = {}, found[0], 0  # a list begins (again)
+        elif found is not None and found[0] == indent and found[1] - 1 in options:
+            after = 0  # the list's next item
+        else:
+            # a line of an item (indented below it), or text after the list
+            if len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) <= indent:
+                after += 1
+            continue
+        option = _EMPHASIS.sub("", found[2]).strip().rstrip("?？").strip()
+        options[found[1]] = option[:TITLE_CHARS]
+    return options if after <= TRAILING_LINES else {}
 
 
 def chosen_option(typed: str, said: str | None) -> str | None:
@@ -61,4 +90,4 @@ def chosen_option(typed: str, said: str | None) -> str | None:
     number = chosen_number(typed)
     if number is None or not said:
         return None
-    return offered_options(said).get(number)
+    return offered_options(said).get(number) or None

@@ -51,6 +51,14 @@ class Request:
     # and starts an item only where none is in progress; it names one only where nothing typed
     # does.
     command: bool = False
+    # The option the assistant offered that a request typed as only its number picks
+    # (`offered_choice`): it names the request, which says nothing itself
+    option: str = ""
+
+    @property
+    def asked_for(self) -> str:
+        """What the request asks for: its text, and the option it picked."""
+        return f"{self.text}: {self.option}" if self.option else self.text
 
     @property
     def question(self) -> bool:
