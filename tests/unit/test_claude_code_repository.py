@@ -67,6 +67,8 @@ BARE_WORKTREE = (
 
 TERMUX = "claude-code/-data-data-com-termux-files-home/fc89f66c-8204-49ff-8e2c-d4f0fac2dcd9.jsonl"
 COWORK = "claude-code/-sessions-adoring-cool-einstein/588184d4-177e-44ac-8c58-42a78448aa99.jsonl"
+CLAUDE_SETUP = "claude-code/C--Users-flori/e3cbf911-0c74-48d8-95c6-5e1285f0d41f.jsonl"
+PLAN_ONLY = "claude-code/-mnt-c-Users-supanut-akaram/199d5e8c-7fa9-498e-8db6-005e02f13909.jsonl"
 
 
 def _project(path: Path) -> str | None:
@@ -104,6 +106,20 @@ def test_a_session_started_in_termuxs_home_works_in_the_folder_it_went_into() ->
     assert repo.home_of("/data/data/com.termux/files/home/myapp") == (
         "/data/data/com.termux/files/home"
     )
+
+
+def test_a_home_session_that_edited_only_a_tools_hidden_folder_worked_on_that_tool() -> None:
+    # started in the home folder, it set up Claude Code itself: agents, rules, settings, all in
+    # ~/.claude
+    assert _project(REAL / CLAUDE_SETUP) == "C:\\Users\\flori\\.claude"
+    # a plan Claude Code wrote in ~/.claude/plans by itself is no work on the tool
+    assert _project(REAL / PLAN_ONLY) is None
+    home = "/home/me"
+    assert repo.hidden_folder_edited(home, ["/home/me/.openclaw/openclaw.json"]) == (
+        "/home/me/.openclaw"
+    )
+    assert repo.hidden_folder_edited(home, ["/home/me/.a/x", "/home/me/.b/y"]) is None
+    assert repo.hidden_folder_edited(home, ["/home/me/.a/x", "/home/me/app/y"]) is None
 
 
 def test_a_claude_desktop_session_works_in_the_folder_it_wrote_in_below_its_mounts() -> None:

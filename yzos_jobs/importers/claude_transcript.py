@@ -843,8 +843,8 @@ class TranscriptSession:
         # the session edited files in (a project it made or went into), or ran git in. With none, a
         # commit made there or the one remote its git showed says a repository is there after all
         # (dotfiles kept in git); else the folder its shell went into, or the one its person's
-        # requests name, or the one it read, searched and named in commands most; else no
-        # project.
+        # requests name, or the one it read, searched and named in commands most; else the
+        # hidden folder every edit lies in (a tool's configuration worked on); else no project.
         if self._committed_at(found):
             return found  # the home directory is the repository, wherever in it the edits are
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
@@ -857,6 +857,7 @@ class TranscriptSession:
             or self._shell_moved_to(found)
             or self._folder_named(found)
             or self._looked_into(found)
+            or repo.hidden_folder_edited(found, edited)
         )
 
     def _committed_at(self, folder: str) -> bool:
