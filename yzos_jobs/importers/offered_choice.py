@@ -44,12 +44,17 @@ def chosen_number(typed: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _indent(line: str) -> int:
+    spaced = line.expandtabs(4)
+    return len(spaced) - len(spaced.lstrip())
+
+
 def _item(line: str) -> tuple[int, int, str] | None:
     """(indentation, number, text) of a line that is an item of a numbered list."""
     m = _NUMBERED.match(line) or _OPTION.match(line)
     if m is None:
         return None
-    return len(m.group(1).expandtabs(4)), int(m.group(2)), m.group(3)
+    return _indent(line), int(m.group(2)), m.group(3)
 
 
 def offered_options(said: str) -> dict[int, str]:
@@ -76,7 +81,7 @@ def offered_options(said: str) -> dict[int, str]:
             after = 0  # the list's next item
         else:
             # a line of an item (indented below it), or text after the list
-            if len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) <= indent:
+            if _indent(line) <= indent:
                 after += 1
             continue
         option = _EMPHASIS.sub("", found[2]).strip().rstrip("?？").strip()

@@ -579,29 +579,23 @@ def _holds_homes(folder: str) -> bool:
     return False
 
 
-# Files Claude Code writes in its own folder by itself (plan mode's plans): no work on it
-_TOOL_WRITTEN = (".claude", "plans")
+# Where Claude Code writes files in its own folder by itself (plan mode's plans): no work on it
+_TOOL_WRITTEN = ".claude/plans"
 
 
 def hidden_folder_edited(home: str, edited: list[str]) -> str | None:
     """The one hidden folder of a home directory that every edit lies in (`~/.claude`, a tool's
     configuration the person worked on: its agents, skills, settings), or None. Plans Claude
     Code writes there itself are not edits of the person's."""
-    windows = is_windows(home)
-    base = _compared_names(home)
+    depth = len(segments(home))
+    plans = join(home, _TOOL_WRITTEN) or ""
     found: set[str] = set()
     for path in edited:
-        if not is_absolute(path) or is_windows(path) != windows:
-            return None
         names = segments(path)
-        compared = _compared_names(path)
-        if len(names) <= len(base) + 1 or compared[: len(base)] != base:
+        if not is_within(path, home) or len(names) <= depth + 1 or names[depth][:1] != ".":
             return None
-        inside = tuple(compared[len(base) : len(base) + 2])
-        if not names[len(base)].startswith("."):
-            return None
-        if inside != tuple(n.casefold() if windows else n for n in _TOOL_WRITTEN):
-            found.add(names[len(base)])
+        if not is_within(path, plans):
+            found.add(names[depth])
     return join(home, found.pop()) if len(found) == 1 else None
 
 
