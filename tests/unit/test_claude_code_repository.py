@@ -17,6 +17,7 @@ from yzos_jobs.importers.claude_transcript import (
     clone_folder,
     cloned_into,
     git_folders,
+    made_folders,
     transcript_sessions,
 )
 
@@ -69,6 +70,8 @@ TERMUX = "claude-code/-data-data-com-termux-files-home/fc89f66c-8204-49ff-8e2c-d
 COWORK = "claude-code/-sessions-adoring-cool-einstein/588184d4-177e-44ac-8c58-42a78448aa99.jsonl"
 CLAUDE_SETUP = "claude-code/C--Users-flori/e3cbf911-0c74-48d8-95c6-5e1285f0d41f.jsonl"
 PLAN_ONLY = "claude-code/-mnt-c-Users-supanut-akaram/199d5e8c-7fa9-498e-8db6-005e02f13909.jsonl"
+MADE_PROJECT = "claude-code/-root-projeto/14e9eeb1-a80f-44e1-9848-cd62a4450a8d.jsonl"
+SERVED_SITE = "claude-code/-root/582d07f0-bdc7-4b0c-8f7f-7e7a1aeeea6a.jsonl"
 
 
 def _project(path: Path) -> str | None:
@@ -101,11 +104,80 @@ def test_a_worktree_folder_named_after_a_branch_is_its_repository() -> None:
 
 
 def test_a_session_started_in_termuxs_home_works_in_the_folder_it_went_into() -> None:
-    # Android's Termux keeps its home at a fixed path with no account's name in it
-    assert _project(REAL / TERMUX) == "/data/data/com.termux/files/home/myapp"
+    # Android's Termux keeps its home at a fixed path with no account's name in it; asked to
+    # move into ~/myapp and make a project folder there, it made `hello-world-app` and wrote
+    # every file in it
+    assert _project(REAL / TERMUX) == "/data/data/com.termux/files/home/myapp/hello-world-app"
     assert repo.home_of("/data/data/com.termux/files/home/myapp") == (
         "/data/data/com.termux/files/home"
     )
+
+
+def test_a_project_the_session_made_in_a_folder_of_projects_is_the_project() -> None:
+    # cwd /root/projeto (no repository): "make a complete project called dashboard-demo",
+    # `mkdir -p dashboard-demo/{backend,frontend}`, every file written below it
+    assert _project(REAL / MADE_PROJECT) == "/root/projeto/dashboard-demo"
+
+
+def test_a_home_session_that_edited_a_site_in_place_worked_on_that_site() -> None:
+    # root's home on a server: nginx's configuration, a sudoers rule, and the deploy script of
+    # the site in /var/www/tu-app
+    assert _project(REAL / SERVED_SITE) == "/var/www/tu-app"
+    home = "/home/me"
+    assert repo.project_edited_outside(home, ["/srv/api/main.py", "/etc/hosts"]) == "/srv/api"
+    assert repo.project_edited_outside(home, ["/home/other/app/x.py"]) == "/home/other/app"
+    # two projects, or only configuration and scratch space: no one place
+    assert repo.project_edited_outside(home, ["/srv/api/a", "/var/www/site/b"]) is None
+    assert repo.project_edited_outside(home, ["/etc/nginx/nginx.conf", "/tmp/x/y.py"]) is None
+    assert not repo.could_be_project("/var/www")
+    assert not repo.could_be_project("/var/log/nginx")
+
+
+def _written(n: int, cwd: str, path: str) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": f"w{n}", "name": "Write", "input": {"file_path": path}}
+    result = {"type": "tool_result", "tool_use_id": f"w{n}", "content": "File created"}
+    return [_record(n, cwd, "assistant", [call]), _record(n + 1, cwd, "user", [result])]
+
+
+def _made_then_written(tmp_path: Path, branch: str, *paths: str) -> str | None:
+    start, app = "/home/me/work", "/home/me/work/app"
+    records = [
+        _record(0, start, "user", "make an app", branch),
+        *_bash(1, start, "mkdir -p app/src && cd app", ""),
+        *(r for i, p in enumerate(paths) for r in _written(10 + 2 * i, app, p)),
+    ]
+    for r in records:
+        r["gitBranch"] = branch
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return _project(path)
+
+
+def test_a_made_folder_is_the_project_only_where_every_edit_lies_in_it(tmp_path: Path) -> None:
+    app = "/home/me/work/app"
+    assert _made_then_written(tmp_path, "HEAD", f"{app}/src/a.py", f"{app}/README.md") == app
+    # an edit beside it: the session worked on the folder it started in
+    outside = ("/home/me/work/app/a.py", "/home/me/work/notes.md")
+    assert _made_then_written(tmp_path, "HEAD", *outside) == "/home/me/work"
+    # started in a repository: a folder made in it is part of it
+    assert _made_then_written(tmp_path, "main", f"{app}/a.py") == "/home/me/work"
+
+
+@pytest.mark.parametrize(
+    ("command", "made"),
+    [
+        ("mkdir app", ["/w/app"]),
+        ("mkdir -p dashboard-demo/{backend,frontend}", ["/w/dashboard-demo"]),
+        ("cd /srv && mkdir -m 755 -p site/static", ["/srv/site/static"]),
+        ('mkdir "my app" x', ["/w/my app", "/w/x"]),
+        ("mkdir -p $HOME/x && cd x", []),  # what the shell substitutes is not spelled out
+        ("ls && mkdir ~/notes", ["/home/me/notes"]),
+        ("echo mkdir x", []),
+    ],
+)
+def test_the_folders_a_mkdir_makes(command: str, made: list[str]) -> None:
+    cwd = "/home/me" if "~" in command else "/w"
+    assert made_folders(command, cwd) == made
 
 
 def test_a_home_session_that_edited_only_a_tools_hidden_folder_worked_on_that_tool() -> None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -109,6 +110,9 @@ _GIT_CALL = re.compile(r"(?:^|[\s;&|(])git\s+")  # git run, whatever it does
 _GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
 # What git prints when it clones: the new repository's folder as the command named it.
 _CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
+_MKDIR = re.compile(r"^\(?\s*mkdir\s+(.+)$", re.DOTALL)
+# Where a name stops being one the command spelled out: what the shell expands or substitutes
+_EXPANDED = re.compile(r"[{*?$`\[]")
 COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
 BODY_CHARS = 1000  # of a commit message's body kept as evidence
 # What Claude Code writes as the text of an empty turn: nobody typed it.
@@ -193,6 +197,7 @@ class Fact:
     # where it started in none (or in a repository with no commit yet, or a detached HEAD).
     git_branch: str | None = None
     cloned: str | None = None  # a repository a `git clone` made
+    made: str | None = None  # a folder a `mkdir` made
     # A reading or searching tool's call, or a shell command, from a home directory
     looked: Look | None = None
     # A folder at or above the record's cwd whose `.git` (True) or `.gitignore` (False) a tool's
@@ -463,6 +468,49 @@ def clone_folder(command: str, cwd: str | None) -> str | None:
     return found
 
 
+def made_folders(command: str, cwd: str | None) -> list[str]:
+    """The folders the `mkdir` calls of a Bash command make, where each runs (after the `cd`s
+    before it), each cut before the first name the shell expands (`app/{api,web}` makes `app`)."""
+    folder, made = cwd, []
+    for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
+        part = part.strip()
+        if change := _CHANGE_FOLDER.match(part):
+            target = change.group(1)
+            folder = repo.resolve(target, folder) if target and folder else None
+        elif (call := _MKDIR.match(part)) and folder is not None:
+            made += (
+                path
+                for word in _mkdir_operands(call.group(1))
+                if (spelled := _EXPANDED.split(word, 1)[0].rstrip("/\\"))
+                and (path := repo.resolve(spelled, folder)) is not None
+            )
+    return made
+
+
+def _mkdir_operands(arguments: str) -> list[str]:
+    """The folders a `mkdir` names: its words past its options (and the mode `-m` takes), up to
+    a redirection."""
+    try:
+        words = shlex.split(arguments)
+    except ValueError:  # an unclosed quote: the words as written
+        words = arguments.split()
+    operands: list[str] = []
+    options = True
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif options and word == "--":
+            options = False
+        elif options and word.startswith("-"):
+            skip = word in ("-m", "--mode")
+        elif word[:1] in "<>" or word[:2] in ("1>", "2>", "&>"):
+            break
+        else:
+            operands.append(word)
+    return operands
+
+
 def cloned_into(folder: str | None, result: str) -> list[str]:
     """The repositories a `git clone` run in `folder` made, as git names them in its output."""
     made = (repo.resolve(name, folder) for name in _CLONING_INTO.findall(result))
@@ -689,6 +737,11 @@ class TranscriptReader:
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
                 committed_in = [folder for folder, commits in ran if commits]
+                if "mkdir" in command:
+                    out += [
+                        Fact(base.uuid, base.session_id, None, None, None, made=folder)
+                        for folder in made_folders(command, base.cwd)
+                    ]
                 if "clone" in command and _GIT_CLONE.search(command) and isinstance(called, str):
                     self._clones[called] = clone_folder(command, base.cwd)
                 if (
@@ -837,7 +890,7 @@ class TranscriptSession:
             or repo.normalise(cwd)
         )
         if found is None or not repo.is_account_folder(found):
-            return found
+            return self._made_in(found) or found
         # Started in the home directory or on the desktop: where it committed there, the home
         # directory is a repository (`/root` checked out); else the work is in the folder there
         # the session edited files in (a project it made or went into), or ran git in. With none, a
@@ -852,13 +905,46 @@ class TranscriptSession:
         kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
         if worked_in is None and kept_in_git:
             return found
-        return (
+        place = (
             worked_in
+            or repo.project_edited_outside(found, edited)
             or self._shell_moved_to(found)
             or self._folder_named(found)
             or self._looked_into(found)
             or repo.hidden_folder_edited(found, edited)
         )
+        return self._made_in(place) or place
+
+    def _made_in(self, folder: str | None) -> str | None:
+        """The folder the session made directly inside `folder` (`mkdir app`), went into with its
+        shell and made every edit in, where it started in no repository: a project it set up
+        there (`make a project called dashboard-demo`, from a folder that holds projects)."""
+        if folder is None or self._start_branch() is not None:
+            return None
+        edited = [
+            f.event.path for f in self.facts if isinstance(f.event, FileTouched) and f.event.edited
+        ]
+        depth = len(repo.segments(folder))
+        made = repo.distinct_folders(
+            (
+                repo.join(folder, names[depth])
+                for f in self.facts
+                if f.made
+                and repo.is_within(f.made, folder)
+                and len(names := repo.segments(f.made)) > depth
+            ),
+            folder,
+        )
+        went = [f.cwd for f in self.facts if f.cwd]
+        projects = [
+            m
+            for m in made
+            if repo.could_be_project(m)
+            and edited
+            and all(repo.is_within(path, m) for path in edited)
+            and any(repo.is_within(cwd, m) for cwd in went)
+        ]
+        return projects[0] if len(projects) == 1 else None
 
     def _committed_at(self, folder: str) -> bool:
         """Whether a commit of the session ran in `folder` itself."""

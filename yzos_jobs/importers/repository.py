@@ -550,9 +550,10 @@ def could_be_project(folder: str) -> bool:
     account, system, library and scratch folders (`/tmp`, `/etc`) and hidden ones (a tool's
     own, `~/.config/x`)."""
     names = segments(folder)
+    served = len(names) > 2 and names[:2] == ["var", "www"]  # a site's folder on a web server
     return not (
         len(names) < 2
-        or names[0] in _SCRATCH_TREES
+        or (names[0] in _SCRATCH_TREES and not served)
         or any(n.startswith(".") for n in names)
         or is_account_folder(folder)
         or is_library_path(folder)
@@ -597,6 +598,23 @@ def hidden_folder_edited(home: str, edited: list[str]) -> str | None:
         if not is_within(path, plans):
             found.add(names[depth])
     return join(home, found.pop()) if len(found) == 1 else None
+
+
+def project_edited_outside(home: str, edited: list[str]) -> str | None:
+    """The one folder outside a home directory that could be a project's and that the edits made
+    there lie in (a site in `/var/www`, a service in `/srv`), the system's configuration (`/etc`)
+    and scratch space aside: from the home folder of a server's account, its application worked
+    on in place."""
+    found: set[str] = set()
+    for path in edited:
+        if not is_absolute(path) or is_within(path, home):
+            continue
+        cls = flavour(path)
+        names, anchor = segments(path), cls(path).anchor
+        folders = (normalise(str(cls(anchor, *names[:n]))) for n in range(2, len(names)))
+        if (folder := next((f for f in folders if f and could_be_project(f)), None)) is not None:
+            found.add(folder)
+    return found.pop() if len(found) == 1 else None
 
 
 def _busiest_folder(cwd: str, edited: list[str]) -> str | None:
