@@ -72,6 +72,7 @@ CLAUDE_SETUP = "claude-code/C--Users-flori/e3cbf911-0c74-48d8-95c6-5e1285f0d41f.
 PLAN_ONLY = "claude-code/-mnt-c-Users-supanut-akaram/199d5e8c-7fa9-498e-8db6-005e02f13909.jsonl"
 MADE_PROJECT = "claude-code/-root-projeto/14e9eeb1-a80f-44e1-9848-cd62a4450a8d.jsonl"
 SERVED_SITE = "claude-code/-root/582d07f0-bdc7-4b0c-8f7f-7e7a1aeeea6a.jsonl"
+ORIGIN_SET = "claude-code/C--Users-jtowe/132713a8-eca5-47a8-829a-f4b1b5637c78.jsonl"
 
 
 def _project(path: Path) -> str | None:
@@ -251,6 +252,26 @@ def test_a_home_directory_that_shows_its_remote_is_a_repository_though_no_commit
     # `git init` in the home directory, `git remote add origin …/testing.git`, then `git remote
     # -v`; the file ends before the commit's result
     assert _placed(HOME_PUSHED) == ("/home/matt24", "testing")
+
+
+def test_a_home_directory_whose_origin_the_session_set_is_the_repository() -> None:
+    # a branch in the home folder; agents written in ~/.claude, a customer's files in ~/inputs,
+    # and `git remote add origin git@github.com:17871787/Long_Clawson.git` run in the home folder
+    assert _placed(ORIGIN_SET) == ("C:\\Users\\jtowe", "Long_Clawson")
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        ("git remote add origin git@github.com:me/shop.git 2>/dev/null", "shop"),
+        ("git remote set-url origin https://github.com/me/shop", "shop"),
+        ('git remote add -f origin "https://host/x/tools.git"', "tools"),
+        ("git remote add upstream https://github.com/them/shop.git", None),  # not its own
+        ("git remote -v", None),
+    ],
+)
+def test_the_origin_a_command_sets(command: str, name: str | None) -> None:
+    assert repo.origin_set(command) == name
 
 
 def test_a_hidden_folder_kept_as_a_repository_is_named_by_its_remote() -> None:

@@ -736,6 +736,8 @@ class TranscriptReader:
                         out.append(
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
+                if "origin" in command:
+                    out += self._origins_set(base, command)
                 committed_in = [folder for folder, commits in ran if commits]
                 if "mkdir" in command:
                     out += [
@@ -771,6 +773,14 @@ class TranscriptReader:
                 change = ShellChange(base.line, str(name), hosted=True)
                 out += self._made(base, part.get("id"), change)
         return out
+
+    def _origins_set(self, base: Fact, command: str) -> list[Fact]:
+        """The remote a command sets as a repository's origin, with the folder it ran in."""
+        return [
+            Fact(base.uuid, base.session_id, None, None, None, git_in=folder, remote=name)
+            for folder, part in _git_parts(command, base.cwd)
+            if folder is not None and (name := repo.origin_set(part)) is not None
+        ]
 
     def _looked_at(self, base: Fact, tool: object, tool_input: dict[str, Any]) -> list[Fact]:
         """What a reading or searching tool, or a shell command, named, from a home directory
@@ -898,7 +908,7 @@ class TranscriptSession:
         # (dotfiles kept in git); else the folder its shell went into, or the one its person's
         # requests name, or the one it read, searched and named in commands most; else the
         # hidden folder every edit lies in (a tool's configuration worked on); else no project.
-        if self._committed_at(found):
+        if self._committed_at(found) or self._origin_set_at(found):
             return found  # the home directory is the repository, wherever in it the edits are
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
@@ -951,6 +961,17 @@ class TranscriptSession:
         key = repo.folder_key(folder, repo.is_windows(folder))
         return any(
             isinstance(f.event, Commit)
+            and f.git_in is not None
+            and repo.folder_key(f.git_in, repo.is_windows(folder)) == key
+            for f in self.facts
+        )
+
+    def _origin_set_at(self, folder: str) -> bool:
+        """Whether the session set the origin of a repository in `folder` itself
+        (`git remote add origin …` run there)."""
+        key = repo.folder_key(folder, repo.is_windows(folder))
+        return any(
+            f.remote is not None
             and f.git_in is not None
             and repo.folder_key(f.git_in, repo.is_windows(folder)) == key
             for f in self.facts

@@ -128,16 +128,31 @@ _REMOTE = re.compile(
 )
 
 
+# A command that sets the remote a repository pushes to: `git remote add origin <url>`.
+_ORIGIN_SET = re.compile(
+    r"\bgit\s+remote\s+(?:add|set-url)\s+(?:-\S+\s+)*origin\s+['\"]?"
+    r"((?:https?://|ssh://|git@)[^\s'\"]+)"
+)
+
+
+def _repository_name(url: str) -> str | None:
+    """`git@github.com:me/config_files.git` → `config_files`."""
+    name = re.split(r"[/:]", url.rstrip("/"))[-1].removesuffix(".git")
+    return name if name and name not in (".", "..") else None
+
+
 def remote_names(text: str) -> list[str]:
     """The names of the repositories a command's output shows as its remote
     (`git@github.com:me/config_files.git` → `config_files`)."""
-    names = []
-    for m in _REMOTE.finditer(text):
-        url = (m.group(1) or m.group(2)).rstrip("/")
-        name = re.split(r"[/:]", url)[-1].removesuffix(".git")
-        if name and name not in (".", ".."):
-            names.append(name)
-    return names
+    found = (_repository_name(m.group(1) or m.group(2)) for m in _REMOTE.finditer(text))
+    return [name for name in found if name]
+
+
+def origin_set(command: str) -> str | None:
+    """The name of the repository a git command sets as the origin of the one it runs in
+    (`git remote add origin git@github.com:me/shop.git` → `shop`)."""
+    m = _ORIGIN_SET.search(command)
+    return _repository_name(m.group(1)) if m else None
 
 
 _WORKTREE_ADMIN = re.compile(r"[\\/]\.git[\\/]worktrees[\\/]([^\s'\"`<>|\\/]+)")
