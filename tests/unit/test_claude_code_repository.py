@@ -127,6 +127,12 @@ def test_a_home_session_that_edited_a_site_in_place_worked_on_that_site() -> Non
     home = "/home/me"
     assert repo.project_edited_outside(home, ["/srv/api/main.py", "/etc/hosts"]) == "/srv/api"
     assert repo.project_edited_outside(home, ["/home/other/app/x.py"]) == "/home/other/app"
+    wsl_windows_home = "/mnt/c/Users/me/proj"
+    assert repo.project_edited_outside(home, [f"{wsl_windows_home}/a.py"]) == wsl_windows_home
+    # a drive, a mount or the system's own folders are no project
+    for path in ("/Volumes/SSD/code/a.py", "/boot/firmware/config.txt", "/mnt/d/code/a.py"):
+        assert repo.project_edited_outside(home, [path]) is None, path
+    assert repo.project_edited_outside(home, ["/opt/homebrew/etc/x.conf"]) is None
     # two projects, or only configuration and scratch space: no one place
     assert repo.project_edited_outside(home, ["/srv/api/a", "/var/www/site/b"]) is None
     assert repo.project_edited_outside(home, ["/etc/nginx/nginx.conf", "/tmp/x/y.py"]) is None
@@ -140,28 +146,66 @@ def _written(n: int, cwd: str, path: str) -> list[dict[str, Any]]:
     return [_record(n, cwd, "assistant", [call]), _record(n + 1, cwd, "user", [result])]
 
 
-def _made_then_written(tmp_path: Path, branch: str, *paths: str) -> str | None:
-    start, app = "/home/me/work", "/home/me/work/app"
-    records = [
-        _record(0, start, "user", "make an app", branch),
-        *_bash(1, start, "mkdir -p app/src && cd app", ""),
-        *(r for i, p in enumerate(paths) for r in _written(10 + 2 * i, app, p)),
-    ]
+WORK, APP = "/home/me/work", "/home/me/work/app"
+
+
+def _session_of(
+    tmp_path: Path,
+    calls: list[tuple[str, str, str]],
+    paths: tuple[str, ...],
+    *,
+    branch: str = "HEAD",
+    written_in: str = APP,
+) -> tuple[str | None, str | None]:
+    """(project path, project name) of a session that ran each (cwd, command, output) in
+    Bash (an output starting `fatal:` a failed one), then wrote each of `paths`."""
+    records = [_record(0, calls[0][0], "user", "make an app", branch)]
+    for i, (cwd, command, output) in enumerate(calls):
+        call, result = _bash(1 + 2 * i, cwd, command, output)
+        if output.startswith("fatal:"):
+            result["message"]["content"][0]["is_error"] = True
+        records += [call, result]
+    records += (r for i, p in enumerate(paths) for r in _written(50 + 2 * i, written_in, p))
     for r in records:
         r["gitBranch"] = branch
     path = tmp_path / "s1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return _project(path)
+    [group] = transcript_groups([path.resolve()])
+    [session] = transcript_sessions(group)
+    return session.project_path, session.project
+
+
+def _made_then_written(
+    tmp_path: Path, *paths: str, command: str = "mkdir -p app/src && cd app", **how: str
+) -> str | None:
+    return _session_of(tmp_path, [(WORK, command, "")], paths, **how)[0]
 
 
 def test_a_made_folder_is_the_project_only_where_every_edit_lies_in_it(tmp_path: Path) -> None:
-    app = "/home/me/work/app"
-    assert _made_then_written(tmp_path, "HEAD", f"{app}/src/a.py", f"{app}/README.md") == app
+    assert _made_then_written(tmp_path, f"{APP}/src/a.py", f"{APP}/README.md") == APP
+    # a plan Claude Code wrote in its own folder is no edit of the person's
+    assert _made_then_written(tmp_path, f"{APP}/a.py", "/home/me/.claude/plans/p.md") == APP
     # an edit beside it: the session worked on the folder it started in
-    outside = ("/home/me/work/app/a.py", "/home/me/work/notes.md")
-    assert _made_then_written(tmp_path, "HEAD", *outside) == "/home/me/work"
+    assert _made_then_written(tmp_path, f"{APP}/a.py", f"{WORK}/notes.md") == WORK
+
+
+def test_a_made_folder_is_the_project_only_where_the_shell_went_into_it(tmp_path: Path) -> None:
+    # made, never gone into: the session stays where it started
+    assert _made_then_written(tmp_path, f"{APP}/a.py", command="mkdir app", written_in=WORK) == WORK
+    # two folders made, and the edits in one: that one
+    two = "mkdir -p app lib && cd app"
+    assert _made_then_written(tmp_path, f"{APP}/a.py", command=two) == APP
+    # a hidden folder made (a tool's, `.venv`) is no project
+    hidden = "mkdir .app && cd .app"
+    assert _made_then_written(tmp_path, f"{WORK}/.app/a.py", command=hidden) == WORK
+
+
+def test_a_made_folder_is_no_project_where_a_repository_shows(tmp_path: Path) -> None:
     # started in a repository: a folder made in it is part of it
-    assert _made_then_written(tmp_path, "main", f"{app}/a.py") == "/home/me/work"
+    assert _made_then_written(tmp_path, f"{APP}/a.py", branch="main") == WORK
+    # git ran where it started (`git init`'s repository, a status there)
+    calls = [(WORK, "git status", "On branch main"), (WORK, "mkdir app && cd app", "")]
+    assert _session_of(tmp_path, calls, (f"{APP}/a.py",))[0] == WORK
 
 
 @pytest.mark.parametrize(
@@ -174,6 +218,15 @@ def test_a_made_folder_is_the_project_only_where_every_edit_lies_in_it(tmp_path:
         ("mkdir -p $HOME/x && cd x", []),  # what the shell substitutes is not spelled out
         ("ls && mkdir ~/notes", ["/home/me/notes"]),
         ("echo mkdir x", []),
+        ("sudo mkdir -p dash && cd dash", ["/w/dash"]),
+        ("(mkdir x)", ["/w/x"]),
+        ("mkdir x>/dev/null", ["/w/x"]),
+        ("mkdir -pm 755 x", ["/w/x"]),
+        ("mkdir -p x & cd x", ["/w/x"]),
+        ("mkdir x # and y", ["/w/x"]),
+        ('cd "$D" && mkdir x', []),  # where `cd` went cannot be told
+        ("cat > setup.sh <<'EOF'\nmkdir -p dist\nEOF", []),  # a file's text, not run here
+        ("ssh host 'mkdir -p /srv/app'", []),  # made on another machine
     ],
 )
 def test_the_folders_a_mkdir_makes(command: str, made: list[str]) -> None:
@@ -258,6 +311,33 @@ def test_a_home_directory_whose_origin_the_session_set_is_the_repository() -> No
     # a branch in the home folder; agents written in ~/.claude, a customer's files in ~/inputs,
     # and `git remote add origin git@github.com:17871787/Long_Clawson.git` run in the home folder
     assert _placed(ORIGIN_SET) == ("C:\\Users\\jtowe", "Long_Clawson")
+
+
+def test_only_an_origin_git_set_in_the_home_folder_itself_makes_it_the_repository(
+    tmp_path: Path,
+) -> None:
+    home, proj = "/home/me", "/home/me/proj"
+    edits = (f"{proj}/a.py",)
+
+    def placed(*calls: tuple[str, str]) -> tuple[str | None, str | None]:
+        return _session_of(tmp_path, [(home, c, out) for c, out in calls], edits, written_in=proj)
+
+    url = "git@github.com:me/dotfiles.git"
+    assert placed((f"git init && git remote add origin {url}", "")) == (home, "dotfiles")
+    # set again: the last one names it
+    again = (f"git remote set-url origin {url}", "")
+    assert placed(("git remote add origin https://github.com/me/old.git", ""), again) == (
+        home,
+        "dotfiles",
+    )
+    assert placed((f"(git init && git remote add origin {url})", "")) == (home, "dotfiles")
+    # set in a folder of the home, failed, on another machine, or only written or shown
+    assert placed((f"cd proj && git remote add origin {url}", ""))[0] == proj
+    assert placed((f"git remote add origin {url}", "fatal: not a git repository"))[0] == proj
+    assert placed((f"ssh box 'cd /srv/x && git remote set-url origin {url}'", ""))[0] == proj
+    heredoc = f"cat > proj/README.md <<'EOF'\ngit remote add origin {url}\nEOF"
+    assert placed((heredoc, ""))[0] == proj
+    assert placed((f"echo 'next: git remote add origin {url}'", ""))[0] == proj
 
 
 @pytest.mark.parametrize(

@@ -110,7 +110,9 @@ _GIT_CALL = re.compile(r"(?:^|[\s;&|(])git\s+")  # git run, whatever it does
 _GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
 # What git prints when it clones: the new repository's folder as the command named it.
 _CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
-_MKDIR = re.compile(r"^\(?\s*mkdir\s+(.+)$", re.DOTALL)
+_MKDIR = re.compile(r"^\(?\s*(?:sudo\s+)?mkdir\s+(.+)$", re.DOTALL)
+# A program run on another machine: what its command does there says nothing of the folder here
+_REMOTE_SHELL = re.compile(r"(?:^|[\s;&|(])ssh\s")
 # Where a name stops being one the command spelled out: what the shell expands or substitutes
 _EXPANDED = re.compile(r"[{*?$`\[]")
 COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
@@ -198,6 +200,7 @@ class Fact:
     git_branch: str | None = None
     cloned: str | None = None  # a repository a `git clone` made
     made: str | None = None  # a folder a `mkdir` made
+    origin: str | None = None  # the name of the repository a `git remote add origin` set (git_in)
     # A reading or searching tool's call, or a shell command, from a home directory
     looked: Look | None = None
     # A folder at or above the record's cwd whose `.git` (True) or `.gitignore` (False) a tool's
@@ -430,6 +433,11 @@ def confirmed_commit(
     return None
 
 
+def _is_folder_change(part: str) -> bool:
+    """Whether a part of a command is a `cd` or a `pushd` (understood or not)."""
+    return re.match(r"\(?\s*(?:cd|pushd)(?:\s|$)", part) is not None
+
+
 def _git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
     """(folder, part) for each part of a Bash command that runs git, in order: the folder `git
     -C` names, else the one the parts before it changed into (`cd`, `pushd`), else the record's
@@ -438,8 +446,9 @@ def _git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]
     folder = cwd
     for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
         part = part.strip()
-        if change := _CHANGE_FOLDER.match(part):
-            target = change.group(1)
+        if _is_folder_change(part):
+            change = _CHANGE_FOLDER.match(part)
+            target = change.group(1) if change else None  # `cd ~/My\ App 2>/dev/null`: unknown
             folder = repo.resolve(target, folder) if target and folder else None
         elif _GIT_CALL.search(part):
             where = folder
@@ -468,14 +477,27 @@ def clone_folder(command: str, cwd: str | None) -> str | None:
     return found
 
 
+def outside_heredocs(command: str) -> str:
+    """A Bash command up to the body of its first heredoc: the body is text handed to a
+    program (a file written, a message), not commands run here."""
+    at = command.find("<<")
+    end = command.find("\n", at) if at >= 0 else -1
+    return command if end < 0 else command[:end]
+
+
 def made_folders(command: str, cwd: str | None) -> list[str]:
     """The folders the `mkdir` calls of a Bash command make, where each runs (after the `cd`s
-    before it), each cut before the first name the shell expands (`app/{api,web}` makes `app`)."""
+    before it), each cut before the first name the shell expands (`app/{api,web}` makes `app`).
+    None of a command run on another machine (`ssh`)."""
+    command = outside_heredocs(command[:COMMAND_CHARS])
+    if _REMOTE_SHELL.search(command):
+        return []
     folder, made = cwd, []
-    for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
+    for part in _COMMAND_PARTS.split(command):
         part = part.strip()
-        if change := _CHANGE_FOLDER.match(part):
-            target = change.group(1)
+        if _is_folder_change(part):
+            change = _CHANGE_FOLDER.match(part)
+            target = change.group(1) if change else None
             folder = repo.resolve(target, folder) if target and folder else None
         elif (call := _MKDIR.match(part)) and folder is not None:
             made += (
@@ -487,11 +509,15 @@ def made_folders(command: str, cwd: str | None) -> list[str]:
     return made
 
 
+# Where an operand of a command stops: a redirection, a subshell's end, a background `&`
+_OPERAND_END = re.compile(r"[<>)&]")
+
+
 def _mkdir_operands(arguments: str) -> list[str]:
     """The folders a `mkdir` names: its words past its options (and the mode `-m` takes), up to
-    a redirection."""
+    a redirection, a comment or the end of a subshell."""
     try:
-        words = shlex.split(arguments)
+        words = shlex.split(arguments, comments=True)
     except ValueError:  # an unclosed quote: the words as written
         words = arguments.split()
     operands: list[str] = []
@@ -502,12 +528,16 @@ def _mkdir_operands(arguments: str) -> list[str]:
             skip = False
         elif options and word == "--":
             options = False
-        elif options and word.startswith("-"):
-            skip = word in ("-m", "--mode")
-        elif word[:1] in "<>" or word[:2] in ("1>", "2>", "&>"):
-            break
+        elif options and word.startswith("--"):
+            skip = word == "--mode"
+        elif options and word.startswith("-") and len(word) > 1:
+            skip = word.endswith("m")  # `-m 755`, `-pm 755`: the mode is the next word
         else:
-            operands.append(word)
+            operand = _OPERAND_END.split(word, 1)[0]
+            if operand:
+                operands.append(operand)
+            if operand != word:
+                break
     return operands
 
 
@@ -549,6 +579,7 @@ class TranscriptReader:
         # were made: one the person rejected or that failed changed nothing
         self._changes: dict[str, Fact] = {}
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
+        self._origins: dict[str, list[Fact]] = {}  # origins set, waiting for the call's result
         self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
         # What waits in each session's queue, in order: prompts typed while Claude Code worked,
@@ -736,8 +767,12 @@ class TranscriptReader:
                         out.append(
                             Fact(base.uuid, base.session_id, None, None, None, git_in=folder)
                         )
-                if "origin" in command:
-                    out += self._origins_set(base, command)
+                if (
+                    "origin" in command
+                    and isinstance(called, str)
+                    and (origins := self._origins_set(base, command))
+                ):
+                    self._origins[called] = origins
                 committed_in = [folder for folder, commits in ran if commits]
                 if "mkdir" in command:
                     out += [
@@ -775,9 +810,13 @@ class TranscriptReader:
         return out
 
     def _origins_set(self, base: Fact, command: str) -> list[Fact]:
-        """The remote a command sets as a repository's origin, with the folder it ran in."""
+        """The remote a command sets as a repository's origin, with the folder it ran in (none of
+        a command run on another machine, or written into a file)."""
+        command = outside_heredocs(command[:COMMAND_CHARS])
+        if _REMOTE_SHELL.search(command):
+            return []
         return [
-            Fact(base.uuid, base.session_id, None, None, None, git_in=folder, remote=name)
+            Fact(base.uuid, base.session_id, None, None, None, git_in=folder, origin=name)
             for folder, part in _git_parts(command, base.cwd)
             if folder is not None and (name := repo.origin_set(part)) is not None
         ]
@@ -833,6 +872,8 @@ class TranscriptReader:
                 or (repo.main_worktree_listed(text, base.cwd) if listed else None)
             ):
                 out.append(Fact(base.uuid, base.session_id, None, None, None, None, main))
+            if (origins := self._origins.pop(call_id, None)) and not part.get("is_error"):
+                out += origins
             if call_id in self._clones:
                 clones_in = self._clones.pop(call_id)
                 made = [] if part.get("is_error") else cloned_into(clones_in, text)
@@ -908,7 +949,7 @@ class TranscriptSession:
         # (dotfiles kept in git); else the folder its shell went into, or the one its person's
         # requests name, or the one it read, searched and named in commands most; else the
         # hidden folder every edit lies in (a tool's configuration worked on); else no project.
-        if self._committed_at(found) or self._origin_set_at(found):
+        if self._committed_at(found) or self._origin_set_at(found) is not None:
             return found  # the home directory is the repository, wherever in it the edits are
         edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
@@ -926,13 +967,25 @@ class TranscriptSession:
         return self._made_in(place) or place
 
     def _made_in(self, folder: str | None) -> str | None:
-        """The folder the session made directly inside `folder` (`mkdir app`), went into with its
-        shell and made every edit in, where it started in no repository: a project it set up
-        there (`make a project called dashboard-demo`, from a folder that holds projects)."""
+        """The folder the session made directly inside `folder` (`mkdir app`, `mkdir -p
+        app/src`), went into with its shell and made every edit in (plans Claude Code writes by
+        itself aside): a project it set up
+        there ("make a project called dashboard-demo", from a folder that holds projects). Only
+        where nothing shows a repository in `folder`: Claude Code found no branch where the session
+        started, and it committed, cloned, set an origin and ran git nowhere in `folder`."""
         if folder is None or self._start_branch() is not None:
             return None
+        for f in self.facts:
+            if isinstance(f.event, Commit) or f.cloned or f.origin:
+                return None
+            if f.git_in is not None and repo.is_within(f.git_in, folder):
+                return None
         edited = [
-            f.event.path for f in self.facts if isinstance(f.event, FileTouched) and f.event.edited
+            f.event.path
+            for f in self.facts
+            if isinstance(f.event, FileTouched)
+            and f.event.edited
+            and not repo.written_by_tool(f.event.path)
         ]
         depth = len(repo.segments(folder))
         made = repo.distinct_folders(
@@ -954,7 +1007,7 @@ class TranscriptSession:
             and all(repo.is_within(path, m) for path in edited)
             and any(repo.is_within(cwd, m) for cwd in went)
         ]
-        return projects[0] if len(projects) == 1 else None
+        return projects[0] if projects else None  # edits in one made folder are in no other
 
     def _committed_at(self, folder: str) -> bool:
         """Whether a commit of the session ran in `folder` itself."""
@@ -966,16 +1019,18 @@ class TranscriptSession:
             for f in self.facts
         )
 
-    def _origin_set_at(self, folder: str) -> bool:
-        """Whether the session set the origin of a repository in `folder` itself
-        (`git remote add origin …` run there)."""
+    def _origin_set_at(self, folder: str) -> str | None:
+        """The name of the origin the session last set for a repository in `folder` itself
+        (`git remote add origin …` run there), or None."""
         key = repo.folder_key(folder, repo.is_windows(folder))
-        return any(
-            f.remote is not None
+        names = [
+            f.origin
+            for f in self.facts
+            if f.origin is not None
             and f.git_in is not None
             and repo.folder_key(f.git_in, repo.is_windows(folder)) == key
-            for f in self.facts
-        )
+        ]
+        return names[-1] if names else None
 
     def _looked_into(self, start: str) -> str | None:
         """The folder in `start` the session read, searched and named in commands most
@@ -1138,7 +1193,7 @@ class TranscriptSession:
         shows: the folder's is the account's or a tool's."""
         name = repo.name_of(path)
         if path and (repo.is_account_folder(path) or (name or "").startswith(".")):
-            return self._remote() or name
+            return self._origin_set_at(path) or self._remote() or name
         return name
 
     def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:

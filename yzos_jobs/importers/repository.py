@@ -130,8 +130,8 @@ _REMOTE = re.compile(
 
 # A command that sets the remote a repository pushes to: `git remote add origin <url>`.
 _ORIGIN_SET = re.compile(
-    r"\bgit\s+remote\s+(?:add|set-url)\s+(?:-\S+\s+)*origin\s+['\"]?"
-    r"((?:https?://|ssh://|git@)[^\s'\"]+)"
+    r"^\(?\s*git\s+remote\s+(?:add|set-url)\s+(?:-\S+\s+)*origin\s+['\"]?"
+    r"((?:https?://|ssh://|git@)[^\s'\"()]+)"
 )
 
 
@@ -150,8 +150,9 @@ def remote_names(text: str) -> list[str]:
 
 def origin_set(command: str) -> str | None:
     """The name of the repository a git command sets as the origin of the one it runs in
-    (`git remote add origin git@github.com:me/shop.git` → `shop`)."""
-    m = _ORIGIN_SET.search(command)
+    (`git remote add origin git@github.com:me/shop.git` → `shop`); None where the command is
+    not git's own (`echo git remote add …`)."""
+    m = _ORIGIN_SET.search(command.strip())
     return _repository_name(m.group(1)) if m else None
 
 
@@ -595,8 +596,11 @@ def _holds_homes(folder: str) -> bool:
     return False
 
 
-# Where Claude Code writes files in its own folder by itself (plan mode's plans): no work on it
-_TOOL_WRITTEN = ".claude/plans"
+def written_by_tool(path: str) -> bool:
+    """A plan Claude Code wrote in its own folder by itself (`~/.claude/plans/…`): no edit of
+    the person's."""
+    names = segments(path)
+    return any(names[i : i + 2] == [".claude", "plans"] for i in range(len(names) - 1))
 
 
 def hidden_folder_edited(home: str, edited: list[str]) -> str | None:
@@ -604,32 +608,58 @@ def hidden_folder_edited(home: str, edited: list[str]) -> str | None:
     configuration the person worked on: its agents, skills, settings), or None. Plans Claude
     Code writes there itself are not edits of the person's."""
     depth = len(segments(home))
-    plans = join(home, _TOOL_WRITTEN) or ""
     found: set[str] = set()
     for path in edited:
         names = segments(path)
         if not is_within(path, home) or len(names) <= depth + 1 or names[depth][:1] != ".":
             return None
-        if not is_within(path, plans):
+        if not written_by_tool(path):
             found.add(names[depth])
     return join(home, found.pop()) if len(found) == 1 else None
 
 
 def project_edited_outside(home: str, edited: list[str]) -> str | None:
-    """The one folder outside a home directory that could be a project's and that the edits made
-    there lie in (a site in `/var/www`, a service in `/srv`), the system's configuration (`/etc`)
-    and scratch space aside: from the home folder of a server's account, its application worked
-    on in place."""
+    """The one project folder outside a home directory that the edits made there lie in: a site
+    or a service a server keeps (`/var/www/<site>`, `/srv/<name>`, `/opt/<name>`), or the folder
+    in another home the edits are in (`/mnt/c/Users/me/app` from WSL's home); the system's
+    configuration (`/etc`), scratch space and what else lies outside aside. From the home folder
+    of a server's account: its application, worked on in place."""
     found: set[str] = set()
     for path in edited:
         if not is_absolute(path) or is_within(path, home):
             continue
-        cls = flavour(path)
-        names, anchor = segments(path), cls(path).anchor
-        folders = (normalise(str(cls(anchor, *names[:n]))) for n in range(2, len(names)))
-        if (folder := next((f for f in folders if f and could_be_project(f)), None)) is not None:
+        if (folder := _served_folder(path) or _folder_in_a_home(path)) is not None:
             found.add(folder)
     return found.pop() if len(found) == 1 else None
+
+
+# Where a server keeps sites and services outside the homes
+_SERVED_ROOTS = (("var", "www"), ("srv",), ("opt",))
+
+
+def _served_folder(path: str) -> str | None:
+    """`/var/www/<site>`, `/srv/<name>` or `/opt/<name>` that `path` lies below, if any."""
+    if is_windows(path):
+        return None
+    names = segments(path)
+    for root in _SERVED_ROOTS:
+        n = len(root)
+        if tuple(names[:n]) == root and len(names) > n + 1 and not names[n].startswith("."):
+            folder = "/" + "/".join(names[: n + 1])
+            return None if is_library_path(folder) else folder
+    return None
+
+
+def _folder_in_a_home(path: str) -> str | None:
+    """The folder directly inside the home directory `path` lies in (past the account's own
+    folders, `Desktop`), where it lies in one."""
+    cls = flavour(path)
+    names, anchor = segments(path), cls(path).anchor
+    for n in range(1, len(names)):
+        folder = normalise(str(cls(anchor, *names[:n])))
+        if folder and is_account_folder(folder):
+            return folder_worked_in(folder, [path])
+    return None
 
 
 def _busiest_folder(cwd: str, edited: list[str]) -> str | None:
