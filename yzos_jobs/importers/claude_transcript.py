@@ -99,6 +99,7 @@ _PUSHED = re.compile(
 # <folder>`), and `git -C <folder>`: where each git of a command ran.
 _COMMAND_PARTS = re.compile(r"&&|\|\||[;|\n]")
 _CHANGE_FOLDER = re.compile(r"""^\(?\s*(?:cd|pushd)(?:\s+("[^"]*"|'[^']*'|\S+))?\s*$""")
+_FOLDER_CHANGE = re.compile(r"\(?\s*(?:cd|pushd)(?:\s|$)")  # understood by the above or not
 _GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
 # A git command that reads or writes the repository it runs in (not one that makes one, or only
 # reads the user's settings).
@@ -433,24 +434,27 @@ def confirmed_commit(
     return None
 
 
-def _is_folder_change(part: str) -> bool:
-    """Whether a part of a command is a `cd` or a `pushd` (understood or not)."""
-    return re.match(r"\(?\s*(?:cd|pushd)(?:\s|$)", part) is not None
+def _parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
+    """(folder, part) for each part of a Bash command other than a `cd` or a `pushd`, in order:
+    the folder the parts before it changed into, else the record's cwd (Claude Code writes the
+    shell's). None where the folder cannot be told (`cd -`, `cd "$DIR"`, `cd` alone, `cd ~/My\
+    App 2>/dev/null`)."""
+    folder = cwd
+    for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
+        part = part.strip()
+        if _FOLDER_CHANGE.match(part):
+            change = _CHANGE_FOLDER.match(part)
+            target = change.group(1) if change else None
+            folder = repo.resolve(target, folder) if target and folder else None
+        else:
+            yield folder, part
 
 
 def _git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
     """(folder, part) for each part of a Bash command that runs git, in order: the folder `git
-    -C` names, else the one the parts before it changed into (`cd`, `pushd`), else the record's
-    cwd (Claude Code writes the shell's). None where the folder cannot be told (`cd -`, `cd
-    "$DIR"`, `cd` alone)."""
-    folder = cwd
-    for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
-        part = part.strip()
-        if _is_folder_change(part):
-            change = _CHANGE_FOLDER.match(part)
-            target = change.group(1) if change else None  # `cd ~/My\ App 2>/dev/null`: unknown
-            folder = repo.resolve(target, folder) if target and folder else None
-        elif _GIT_CALL.search(part):
+    -C` names, else the one it ran in (`_parts_where_run`)."""
+    for folder, part in _parts_where_run(command, cwd):
+        if _GIT_CALL.search(part):
             where = folder
             if (named := _GIT_FOLDER.search(part)) and where is not None:
                 where = repo.resolve(named.group(1), where)
@@ -477,36 +481,31 @@ def clone_folder(command: str, cwd: str | None) -> str | None:
     return found
 
 
-def outside_heredocs(command: str) -> str:
-    """A Bash command up to the body of its first heredoc: the body is text handed to a
-    program (a file written, a message), not commands run here."""
+def commands_run_here(command: str) -> str | None:
+    """A Bash command up to the body of its first heredoc (text handed to a program: a file
+    written, a message; not commands), or None for one that runs on another machine (`ssh`):
+    what it does there says nothing of the folders here."""
+    command = command[:COMMAND_CHARS]
     at = command.find("<<")
     end = command.find("\n", at) if at >= 0 else -1
-    return command if end < 0 else command[:end]
+    here = command if end < 0 else command[:end]
+    return None if _REMOTE_SHELL.search(here) else here
 
 
 def made_folders(command: str, cwd: str | None) -> list[str]:
-    """The folders the `mkdir` calls of a Bash command make, where each runs (after the `cd`s
-    before it), each cut before the first name the shell expands (`app/{api,web}` makes `app`).
-    None of a command run on another machine (`ssh`)."""
-    command = outside_heredocs(command[:COMMAND_CHARS])
-    if _REMOTE_SHELL.search(command):
+    """The folders the `mkdir` calls of a Bash command run here make, where each runs (after the
+    `cd`s before it), each cut before the first name the shell expands (`app/{api,web}` makes
+    `app`)."""
+    if (here := commands_run_here(command)) is None:
         return []
-    folder, made = cwd, []
-    for part in _COMMAND_PARTS.split(command):
-        part = part.strip()
-        if _is_folder_change(part):
-            change = _CHANGE_FOLDER.match(part)
-            target = change.group(1) if change else None
-            folder = repo.resolve(target, folder) if target and folder else None
-        elif (call := _MKDIR.match(part)) and folder is not None:
-            made += (
-                path
-                for word in _mkdir_operands(call.group(1))
-                if (spelled := _EXPANDED.split(word, 1)[0].rstrip("/\\"))
-                and (path := repo.resolve(spelled, folder)) is not None
-            )
-    return made
+    return [
+        path
+        for folder, part in _parts_where_run(here, cwd)
+        if folder is not None and (call := _MKDIR.match(part))
+        for word in _mkdir_operands(call.group(1))
+        if (spelled := _EXPANDED.split(word, 1)[0].rstrip("/\\"))
+        and (path := repo.resolve(spelled, folder)) is not None
+    ]
 
 
 # Where an operand of a command stops: a redirection, a subshell's end, a background `&`
@@ -812,12 +811,11 @@ class TranscriptReader:
     def _origins_set(self, base: Fact, command: str) -> list[Fact]:
         """The remote a command sets as a repository's origin, with the folder it ran in (none of
         a command run on another machine, or written into a file)."""
-        command = outside_heredocs(command[:COMMAND_CHARS])
-        if _REMOTE_SHELL.search(command):
+        if (here := commands_run_here(command)) is None:
             return []
         return [
             Fact(base.uuid, base.session_id, None, None, None, git_in=folder, origin=name)
-            for folder, part in _git_parts(command, base.cwd)
+            for folder, part in _git_parts(here, base.cwd)
             if folder is not None and (name := repo.origin_set(part)) is not None
         ]
 
@@ -969,10 +967,10 @@ class TranscriptSession:
     def _made_in(self, folder: str | None) -> str | None:
         """The folder the session made directly inside `folder` (`mkdir app`, `mkdir -p
         app/src`), went into with its shell and made every edit in (plans Claude Code writes by
-        itself aside): a project it set up
-        there ("make a project called dashboard-demo", from a folder that holds projects). Only
-        where nothing shows a repository in `folder`: Claude Code found no branch where the session
-        started, and it committed, cloned, set an origin and ran git nowhere in `folder`."""
+        itself aside): a project it set up there ("make a project called dashboard-demo", from
+        a folder that holds projects). Only where nothing shows a repository in `folder`: Claude
+        Code found no branch where the session started, and it committed, cloned, set an origin
+        and ran git nowhere in `folder`."""
         if folder is None or self._start_branch() is not None:
             return None
         for f in self.facts:
