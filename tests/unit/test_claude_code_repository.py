@@ -13,13 +13,13 @@ import pytest
 from tests.support.corpus import REAL
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.claude_code import transcript_groups
-from yzos_jobs.importers.claude_transcript import (
+from yzos_jobs.importers.shell_commands import (
     clone_folder,
     cloned_into,
     git_folders,
     made_folders,
-    transcript_sessions,
 )
+from yzos_jobs.importers.transcript_session import transcript_sessions
 
 OMARCHY = "claude-code/-home-vwestberg-Claude/2b8d60c5-358e-4b3a-b1fd-28e0a2221fd2.jsonl"
 DEX_EVENTS = (

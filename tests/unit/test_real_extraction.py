@@ -157,7 +157,7 @@ def test_requests_in_a_script_without_spaces_are_requests() -> None:
 
 
 def test_a_plan_handed_over_is_titled_by_its_heading(tmp_path: Path) -> None:
-    from yzos_jobs.importers.claude_transcript import transcript_sessions
+    from yzos_jobs.importers.transcript_session import transcript_sessions
 
     [session] = transcript_sessions([REAL / PLAN])
     [request, *_] = [e for e in session.events if getattr(e, "title", None)]

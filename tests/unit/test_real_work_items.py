@@ -23,13 +23,7 @@ from yzos_jobs.config import load_settings
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.aider_history import history_sessions
 from yzos_jobs.importers.claude_code import transcript_groups
-from yzos_jobs.importers.claude_transcript import (
-    changes_on_server,
-    commit_subject,
-    confirmed_commit,
-    transcript_sessions,
-    writes_file,
-)
+from yzos_jobs.importers.claude_transcript import changes_on_server, writes_file
 from yzos_jobs.importers.closed_session import (
     ClosedSession,
     bounded_title,
@@ -44,6 +38,8 @@ from yzos_jobs.importers.session_events import (
     naming_line,
     split_prefix,
 )
+from yzos_jobs.importers.shell_commands import commit_subject, confirmed_commit
+from yzos_jobs.importers.transcript_session import transcript_sessions
 
 CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration
 PGSTNDTRPRT = "aider/Awhitter__pgstndtrprt/.aider.chat.history.md"

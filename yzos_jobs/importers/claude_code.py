@@ -1,6 +1,6 @@
 """The Claude Code importer: `~/.claude/projects/*/<sessionId>.jsonl` transcripts, each with its
 subagents' transcripts in `<sessionId>/subagents/*.jsonl` (see `claude_transcript` for how one is
-read).
+read, `transcript_session` for the session it makes).
 
 A transcript and its subagents are one group: read together, once none of them has changed for
 `importers.session_idle_s`, and each session in them is then closed once, after all its files:
@@ -27,15 +27,11 @@ from sqlalchemy.orm import Session
 from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
 from yzos_jobs.importers.base import FileImporter, OpenedFile
-from yzos_jobs.importers.claude_transcript import (
-    SUBAGENTS,
-    TranscriptReader,
-    TranscriptSession,
-    add_facts,
-)
+from yzos_jobs.importers.claude_transcript import SUBAGENTS, TranscriptReader
 from yzos_jobs.importers.closed_session import ClosedSession
 from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import Unit, Written
+from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
 
 IMPORTER = "claude_code"
 UUIDS = "uuid"  # importer_seen session_id under which record uuids are kept, across files

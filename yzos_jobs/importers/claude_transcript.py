@@ -32,38 +32,49 @@ a record gives (a `Fact`):
   `git worktree list` naming the main worktree first, `<repo>/.claude/worktrees/<name>` as the
   cwd itself); and the folder each git command ran in,
   so that a session that committed only somewhere else than where it started is placed there.
+
+What a Bash command says of git and of folders is read by `shell_commands`; the session the facts
+make, and the repository it worked in, by `transcript_session`.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-import shlex
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.base import parse_json_object, parse_timestamp
 from yzos_jobs.importers.closed_session import (
-    ClosedSession,
     Commit,
     Event,
     FileTouched,
     Request,
     ShellChange,
-    has_words,
     title_of,
     word_units,
 )
 from yzos_jobs.importers.offered_choice import chosen_option
-from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, record_key
+from yzos_jobs.importers.shell_commands import (
+    COMMAND_CHARS,
+    clone_folder,
+    cloned_into,
+    commands_run_here,
+    commit_message,
+    confirmed_commit,
+    git_commit_end,
+    git_folders,
+    git_parts,
+    made_folders,
+    runs_clone,
+)
 from yzos_jobs.importers.shell_effects import where_it_changes
 from yzos_jobs.text import clean_text
 
@@ -78,46 +89,7 @@ _CLOSING = re.compile(r"</([A-Za-z][\w:.-]*)\s*>")
 _BLANK_FIRST = re.compile(r"[ \t]*\n[ \t]*\n")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _COMMAND = re.compile(r"^/[A-Za-z][\w:.-]*$")
-_PART_END = re.compile(r"[\n|;&]")  # where `git … commit` cannot go on
-_GIT_WORD = re.compile(r"\bgit\b")
-_COMMIT_WORD = re.compile(r"\bcommit\b")
-_COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
-_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*$", re.DOTALL | re.MULTILINE)
-_MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
-# What a backslash escapes inside a shell's double quotes: the character itself is meant.
-_DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
-_STDIN_FILE = re.compile(r"(?:-F|--file)(?:=|\s*)-(?!\S)")
-# `git commit … && git log …` / `&& git push …`: what shows a quiet commit was made.
-_CHAINED = re.compile(r"&&\s*git\s+(?:-\S+\s+)*(log|push)\b")
-_LOG_AFTER = re.compile(r"\bgit\s+(?:-\S+\s+)*log\b")
-_LOGGED = re.compile(r"^(?:commit )?([0-9a-f]{7,40})(?: (.+))?$", re.MULTILINE)
-_PUSHED = re.compile(
-    r"^\s*(?:[+ ]\s*)?(?:[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})|\* \[new branch\])\s+\S+\s+->\s+\S+",
-    re.MULTILINE,
-)
-# A shell command's parts (`a && b; c | d`), a part that changes folder (`cd <folder>`, `pushd
-# <folder>`), and `git -C <folder>`: where each git of a command ran.
-_COMMAND_PARTS = re.compile(r"&&|\|\||[;|\n]")
-_CHANGE_FOLDER = re.compile(r"""^\(?\s*(?:cd|pushd)(?:\s+("[^"]*"|'[^']*'|\S+))?\s*$""")
-_FOLDER_CHANGE = re.compile(r"\(?\s*(?:cd|pushd)(?:\s|$)")  # understood by the above or not
-_GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
-# A git command that reads or writes the repository it runs in (not one that makes one, or only
-# reads the user's settings).
-_GIT_RUN = re.compile(
-    r"(?:^|[\s;&|(])git\s+(?!(?:clone|init|help|--version|--help)\b|config\s+--global\b)"
-)
 _WORKTREE_LIST = re.compile(r"\bgit\b[^\n|;&]*\bworktree\s+list\b")
-_GIT_CALL = re.compile(r"(?:^|[\s;&|(])git\s+")  # git run, whatever it does
-_GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
-# What git prints when it clones: the new repository's folder as the command named it.
-_CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
-_MKDIR = re.compile(r"^\(?\s*(?:sudo\s+)?mkdir\s+(.+)$", re.DOTALL)
-# A program run on another machine: what its command does there says nothing of the folder here
-_REMOTE_SHELL = re.compile(r"(?:^|[\s;&|(])ssh\s")
-# Where a name stops being one the command spelled out: what the shell expands or substitutes
-_EXPANDED = re.compile(r"[{*?$`\[]")
-COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
-BODY_CHARS = 1000  # of a commit message's body kept as evidence
 # What Claude Code writes as the text of an empty turn: nobody typed it.
 _NO_CONTENT = "(no content)"
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
@@ -333,40 +305,6 @@ def _after_tag(segment: str) -> str:
     return segment[blank.end() :] if blank else ""
 
 
-def commit_message(command: str) -> tuple[str, str] | None:
-    """(subject, body) of the message a `git commit` command passes: `-m "…"` (its value may be a
-    `$(cat <<EOF …)` heredoc), or a heredoc given on standard input (`-F -`, `--file=-`). Only
-    what follows `git commit` counts: a heredoc that wrote a file before it is no message."""
-    found = git_commit_end(command)
-    if found is None:
-        return None
-    rest = command[found:]
-    message: str | None = None
-    if m := _MESSAGE.search(rest):
-        message = m.group(2)  # single-quoted: as written
-        if (quoted := m.group(1)) is not None:
-            if quoted.lstrip().startswith("$(") and (heredoc := _HEREDOC.search(quoted)):
-                message = heredoc.group(2).replace('\\"', '"')
-            else:
-                message = _DOUBLE_QUOTED_ESCAPE.sub(r"\1", quoted)  # `\$5`, `\"x\"` as the shell
-    elif _STDIN_FILE.search(rest) and (heredoc := _HEREDOC.search(rest)):
-        message = heredoc.group(2)
-    if not message:
-        return None
-    lines = [line.strip() for line in message.splitlines()]
-    at = next((i for i, line in enumerate(lines) if line), 0)
-    first = lines[at] if lines else ""
-    if not has_words(first) or first.startswith("$("):
-        return None
-    return first, "\n".join(line for line in lines[at + 1 :] if line)[:BODY_CHARS]
-
-
-def commit_subject(command: str) -> str | None:
-    """The subject of the message a `git commit` command passes (see `commit_message`)."""
-    message = commit_message(command)
-    return message[0] if message else None
-
-
 def writes_file(tool: str) -> bool:
     """Whether a tool a Claude Code session called is an MCP server's tool that writes a file
     (`mcp__filesystem__write_file`, `mcp__xcode-tools__XcodeWrite`); not one that reads, lists
@@ -402,162 +340,6 @@ def changes_on_server(tool: object, tool_input: dict[str, Any], cwd: str | None)
         return False
     words = {w.lower() for w in _TOOL_WORD.findall(tool.split("__", 2)[2])}
     return not words & _VERSION_CONTROL_WORDS and written_path(tool, tool_input, cwd) is None
-
-
-def confirmed_commit(
-    command: str, result: str, subject: str | None = None
-) -> tuple[str, str | None] | None:
-    """(sha, subject git printed) when a `git commit` call's result shows the new commit: git's
-    `[<branch> <sha>] <subject>` line, or (after `-q`) a `git log` or `git push` chained with
-    `&&` naming it, or a `git log` run after it in the same command (on a line of its own, after
-    a heredoc's message) printing the commit's `subject`. None when nothing shows it was made."""
-    if done := _COMMITTED.search(result):
-        return done.group(1), done.group(2).strip()
-    text = command[:COMMAND_CHARS]
-    commit = _COMMIT_WORD.search(text)
-    if commit is None:
-        return None
-    line_end = text.find("\n", commit.end())  # the `&& git log` goes on the commit's line
-    end = line_end if line_end >= 0 else len(text)
-    chained = {m.group(1) for m in _CHAINED.finditer(text, commit.end(), end)}
-    # `&& git push -q && git log --oneline -1`: a quiet push prints nothing, the log names it
-    if "log" in chained and (logged := _LOGGED.search(result)):
-        return logged.group(1), (logged.group(2) or "").strip() or None
-    if "push" in chained and (pushed := _PUSHED.search(result)):
-        return pushed.group(1) or "", None
-    if subject and "nothing to commit" not in result and _LOG_AFTER.search(text, commit.end()):
-        # run whether or not the commit was made: the newest commit it printed shows the new
-        # one only by its subject (after a failed commit it is an older one)
-        logged = _LOGGED.search(result)
-        if logged and (logged.group(2) or "").strip() == subject.strip():
-            return logged.group(1), subject.strip()
-    return None
-
-
-def _parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
-    """(folder, part) for each part of a Bash command other than a `cd` or a `pushd`, in order:
-    the folder the parts before it changed into, else the record's cwd (Claude Code writes the
-    shell's). None where the folder cannot be told (`cd -`, `cd "$DIR"`, `cd` alone, `cd ~/My\
-    App 2>/dev/null`)."""
-    folder = cwd
-    for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
-        part = part.strip()
-        if _FOLDER_CHANGE.match(part):
-            change = _CHANGE_FOLDER.match(part)
-            target = change.group(1) if change else None
-            folder = repo.resolve(target, folder) if target and folder else None
-        else:
-            yield folder, part
-
-
-def _git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
-    """(folder, part) for each part of a Bash command that runs git, in order: the folder `git
-    -C` names, else the one it ran in (`_parts_where_run`)."""
-    for folder, part in _parts_where_run(command, cwd):
-        if _GIT_CALL.search(part):
-            where = folder
-            if (named := _GIT_FOLDER.search(part)) and where is not None:
-                where = repo.resolve(named.group(1), where)
-            yield (repo.normalise(where) if where else None), part
-
-
-def git_folders(command: str, cwd: str | None) -> list[tuple[str | None, bool]]:
-    """(folder, whether it commits) for each git of a Bash command that reads or writes a
-    repository (see `_git_parts` for the folder)."""
-    return [
-        (folder, git_commit_end(part) is not None)
-        for folder, part in _git_parts(command, cwd)
-        if _GIT_RUN.search(part)
-    ]
-
-
-def clone_folder(command: str, cwd: str | None) -> str | None:
-    """The folder the last `git clone` of a Bash command ran in (where the folder git prints,
-    `Cloning into '<folder>'...`, is relative to), or None."""
-    found = None
-    for folder, part in _git_parts(command, cwd):
-        if _GIT_CLONE.search(part):
-            found = folder
-    return found
-
-
-def commands_run_here(command: str) -> str | None:
-    """A Bash command up to the body of its first heredoc (text handed to a program: a file
-    written, a message; not commands), or None for one that runs on another machine (`ssh`):
-    what it does there says nothing of the folders here."""
-    command = command[:COMMAND_CHARS]
-    at = command.find("<<")
-    end = command.find("\n", at) if at >= 0 else -1
-    here = command if end < 0 else command[:end]
-    return None if _REMOTE_SHELL.search(here) else here
-
-
-def made_folders(command: str, cwd: str | None) -> list[str]:
-    """The folders the `mkdir` calls of a Bash command run here make, where each runs (after the
-    `cd`s before it), each cut before the first name the shell expands (`app/{api,web}` makes
-    `app`)."""
-    if (here := commands_run_here(command)) is None:
-        return []
-    return [
-        path
-        for folder, part in _parts_where_run(here, cwd)
-        if folder is not None and (call := _MKDIR.match(part))
-        for word in _mkdir_operands(call.group(1))
-        if (spelled := _EXPANDED.split(word, 1)[0].rstrip("/\\"))
-        and (path := repo.resolve(spelled, folder)) is not None
-    ]
-
-
-# Where an operand of a command stops: a redirection, a subshell's end, a background `&`
-_OPERAND_END = re.compile(r"[<>)&]")
-
-
-def _mkdir_operands(arguments: str) -> list[str]:
-    """The folders a `mkdir` names: its words past its options (and the mode `-m` takes), up to
-    a redirection, a comment or the end of a subshell."""
-    try:
-        words = shlex.split(arguments, comments=True)
-    except ValueError:  # an unclosed quote: the words as written
-        words = arguments.split()
-    operands: list[str] = []
-    options = True
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif options and word == "--":
-            options = False
-        elif options and word.startswith("--"):
-            skip = word == "--mode"
-        elif options and word.startswith("-") and len(word) > 1:
-            skip = word.endswith("m")  # `-m 755`, `-pm 755`: the mode is the next word
-        else:
-            operand = _OPERAND_END.split(word, 1)[0]
-            if operand:
-                operands.append(operand)
-            if operand != word:
-                break
-    return operands
-
-
-def cloned_into(folder: str | None, result: str) -> list[str]:
-    """The repositories a `git clone` run in `folder` made, as git names them in its output."""
-    made = (repo.resolve(name, folder) for name in _CLONING_INTO.findall(result))
-    return [where for where in made if where is not None]
-
-
-def git_commit_end(command: str) -> int | None:
-    """Where the word `commit` of the first `git … commit` ends (both in one part of the command,
-    no `|`, `;`, `&` or line end between them), or None. Each part is read once: the time is
-    linear, whatever a hostile command repeats."""
-    start = 0
-    for end in [*(m.start() for m in _PART_END.finditer(command)), len(command)]:
-        if (git := _GIT_WORD.search(command, start, end)) and (
-            commit := _COMMIT_WORD.search(command, git.end(), end)
-        ):
-            return commit.end()
-        start = end + 1
-    return None
 
 
 def _result_text(part: dict[str, Any]) -> str:
@@ -778,7 +560,7 @@ class TranscriptReader:
                         Fact(base.uuid, base.session_id, None, None, None, made=folder)
                         for folder in made_folders(command, base.cwd)
                     ]
-                if "clone" in command and _GIT_CLONE.search(command) and isinstance(called, str):
+                if runs_clone(command) and isinstance(called, str):
                     self._clones[called] = clone_folder(command, base.cwd)
                 if (
                     "worktree" in command
@@ -815,7 +597,7 @@ class TranscriptReader:
             return []
         return [
             Fact(base.uuid, base.session_id, None, None, None, git_in=folder, origin=name)
-            for folder, part in _git_parts(here, base.cwd)
+            for folder, part in git_parts(here, base.cwd)
             if folder is not None and (name := repo.origin_set(part)) is not None
         ]
 
@@ -899,379 +681,3 @@ class TranscriptReader:
                 )
             )
         return out
-
-
-def _below(path: str, folder: str) -> bool:
-    """Whether `path` lies strictly below `folder`."""
-    return repo.is_within(path, folder) and not repo.is_within(folder, path)
-
-
-def _root_of(start: str, marks: set[tuple[str, bool]]) -> str | None:
-    """Of the folders above `start` that `marks` show (folder, whether by its `.git`), the
-    innermost shown by its `.git`, else the outermost."""
-    above = [m for m in marks if m[0] != start and repo.is_within(start, m[0])]
-    depth = {folder: len(repo.segments(folder)) for folder, _ in above}
-    if gits := [folder for folder, git in above if git]:
-        return max(gits, key=depth.__getitem__)
-    return min(depth, key=depth.__getitem__, default=None)
-
-
-@dataclass
-class TranscriptSession:
-    """The facts of one session (or of what was added to it since it was last closed)."""
-
-    session_id: str
-    file: Path
-    facts: list[Fact] = field(default_factory=list)
-
-    def project_path(self) -> str | None:
-        cwd = next((f.cwd for f in self.facts if f.cwd), None)
-        if cwd is None:
-            return None
-        shown = next((f.main_repository for f in self.facts if f.main_repository), None)
-        cwd = self._committed_in(cwd) or self._cloned_into(cwd) or cwd
-        found = (
-            shown
-            or repo.worktree_main(cwd)
-            or self._branch_worktree_main(cwd)
-            or self._root_above(cwd)
-            or repo.above_hidden(cwd)
-            or repo.normalise(cwd)
-        )
-        if found is None or not repo.is_account_folder(found):
-            return self._made_in(found) or found
-        # Started in the home directory or on the desktop: where it committed there, the home
-        # directory is a repository (`/root` checked out); else the work is in the folder there
-        # the session edited files in (a project it made or went into), or ran git in. With none, a
-        # commit made there or the one remote its git showed says a repository is there after all
-        # (dotfiles kept in git); else the folder its shell went into, or the one its person's
-        # requests name, or the one it read, searched and named in commands most; else the
-        # hidden folder every edit lies in (a tool's configuration worked on); else no project.
-        if self._committed_at(found) or self._origin_set_at(found) is not None:
-            return found  # the home directory is the repository, wherever in it the edits are
-        edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
-        worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
-        kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
-        if worked_in is None and kept_in_git:
-            return found
-        place = (
-            worked_in
-            or repo.project_edited_outside(found, edited)
-            or self._shell_moved_to(found)
-            or self._folder_named(found)
-            or self._looked_into(found)
-            or repo.hidden_folder_edited(found, edited)
-        )
-        return self._made_in(place) or place
-
-    def _made_in(self, folder: str | None) -> str | None:
-        """The folder the session made directly inside `folder` (`mkdir app`, `mkdir -p
-        app/src`), went into with its shell and made every edit in (plans Claude Code writes by
-        itself aside): a project it set up there ("make a project called dashboard-demo", from
-        a folder that holds projects). Only where nothing shows a repository in `folder`: Claude
-        Code found no branch where the session started, and it committed, cloned, set an origin
-        and ran git nowhere in `folder`."""
-        if folder is None or self._start_branch() is not None:
-            return None
-        for f in self.facts:
-            if isinstance(f.event, Commit) or f.cloned or f.origin:
-                return None
-            if f.git_in is not None and repo.is_within(f.git_in, folder):
-                return None
-        edited = [
-            f.event.path
-            for f in self.facts
-            if isinstance(f.event, FileTouched)
-            and f.event.edited
-            and not repo.written_by_tool(f.event.path)
-        ]
-        depth = len(repo.segments(folder))
-        made = repo.distinct_folders(
-            (
-                repo.join(folder, names[depth])
-                for f in self.facts
-                if f.made
-                and repo.is_within(f.made, folder)
-                and len(names := repo.segments(f.made)) > depth
-            ),
-            folder,
-        )
-        went = [f.cwd for f in self.facts if f.cwd]
-        projects = [
-            m
-            for m in made
-            if repo.could_be_project(m)
-            and edited
-            and all(repo.is_within(path, m) for path in edited)
-            and any(repo.is_within(cwd, m) for cwd in went)
-        ]
-        return projects[0] if projects else None  # edits in one made folder are in no other
-
-    def _committed_at(self, folder: str) -> bool:
-        """Whether a commit of the session ran in `folder` itself."""
-        key = repo.folder_key(folder, repo.is_windows(folder))
-        return any(
-            isinstance(f.event, Commit)
-            and f.git_in is not None
-            and repo.folder_key(f.git_in, repo.is_windows(folder)) == key
-            for f in self.facts
-        )
-
-    def _origin_set_at(self, folder: str) -> str | None:
-        """The name of the origin the session last set for a repository in `folder` itself
-        (`git remote add origin …` run there), or None."""
-        key = repo.folder_key(folder, repo.is_windows(folder))
-        names = [
-            f.origin
-            for f in self.facts
-            if f.origin is not None
-            and f.git_in is not None
-            and repo.folder_key(f.git_in, repo.is_windows(folder)) == key
-        ]
-        return names[-1] if names else None
-
-    def _looked_into(self, start: str) -> str | None:
-        """The folder in `start` the session read, searched and named in commands most
-        (`folder_worked_in`); where its git ran in repositories inside that folder (it holds
-        them: `~/code`), the one of them it looked into most (None where two tie). Not where it
-        edited a file in `start` itself (`/root/install.sh`): its work was there."""
-        depth = len(repo.segments(start)) + 1
-        for f in self.facts:
-            if isinstance(f.event, FileTouched) and f.event.edited:
-                names = repo.segments(f.event.path)
-                if len(names) == depth and repo.is_within(f.event.path, start):
-                    return None
-        looked = [path for f in self.facts if f.looked for path in f.looked.paths()]
-        folder = repo.folder_worked_in(start, looked)
-        if folder is None:
-            return None
-        ran = repo.distinct_folders((f.git_in for f in self.facts if f.git_in), start)
-        inside = [g for g in ran if repo.is_within(g, folder) and not repo.is_within(folder, g)]
-        repositories = [g for g in inside if not any(_below(g, o) for o in inside)]
-        if not repositories:
-            return folder
-        ranked = sorted(
-            ((sum(repo.is_within(p, g) for p in looked), g) for g in repositories), reverse=True
-        )
-        if len(ranked) > 1 and ranked[0][0] == ranked[1][0]:
-            return None
-        return ranked[0][1]
-
-    def _shell_moved_to(self, start: str) -> str | None:
-        """The folder the session's shell went into from `start` and worked in (Claude Code writes
-        each record's `cwd` after a `cd`): the one outermost such folder that could be a project's
-        (`~/app`, where `~/app/src` is visited too)."""
-        moved = repo.distinct_folders((f.cwd for f in self.facts if f.cwd), start)
-        kept = [path for path in moved if repo.could_be_project(path)]
-        outermost = [p for p in kept if not any(o != p and repo.is_within(p, o) for o in kept)]
-        return outermost[0] if len(outermost) == 1 else None
-
-    def _folder_named(self, start: str) -> str | None:
-        """The one folder the person's own requests name by its path (`do you have access to
-        C:\\Projects\\app?`), where the session worked nowhere: what it was about."""
-        named = (
-            folder
-            for f in self.facts
-            if isinstance(f.event, Request) and not f.event.command
-            for folder in repo.folders_named(f.event.text, start)
-        )
-        folders = repo.distinct_folders(named, start)
-        return folders[0] if len(folders) == 1 else None
-
-    def _git_ran_in(self, start: str) -> str | None:
-        """The one folder other than `start` the session's git commands ran in (`cd <folder> &&
-        git status`, `git -C <folder> log`): from a home directory that edited nothing with the
-        editor's tools, the repository it went into and worked on with the shell."""
-        folders = repo.distinct_folders((f.git_in for f in self.facts if f.git_in), start)
-        return folders[0] if len(folders) == 1 else None
-
-    def _committed_in(self, start: str) -> str | None:
-        """The folder every commit of the session ran in, where that is not the folder it started
-        in, and the start folder shows no repository: Claude Code found no branch there, and no
-        git command ran there. The session went into the repository it worked in, from a folder
-        that holds repositories or from beside it; or it started inside the folder it committed
-        in (a repository with no commit yet, where Claude Code finds no branch), whatever git
-        ran where it started. Started in a repository: see `_moved_to_commit`."""
-        if self._start_branch() is not None:
-            return self._moved_to_commit(start)
-        windows = repo.is_windows(start)
-
-        def key(path: str | None) -> str | None:
-            return repo.folder_key(path, windows)
-
-        folders = {f.git_in for f in self.facts if isinstance(f.event, Commit)}
-        if len({key(f) for f in folders}) != 1:
-            return None
-        folder, begun = folders.pop(), key(repo.normalise(start))
-        if folder is None or key(folder) == begun:
-            return None
-        if repo.is_within(start, folder):
-            return folder  # committed from a folder above the start: the start is inside it
-        return None if any(key(f.git_in) == begun for f in self.facts) else folder
-
-    def _moved_to_commit(self, start: str) -> str | None:
-        """Where a session started in a repository: a commit from a folder in it (or above it)
-        is its own, but where every commit ran in one folder outside it, and every file edited
-        lies in that folder (one that could be a project's), the session worked there (started
-        in one checkout, it kept the notes of another)."""
-        folders = {f.git_in for f in self.facts if isinstance(f.event, Commit)}
-        edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
-        if len(folders) != 1 or (folder := folders.pop()) is None or not edited:
-            return None
-        if repo.is_within(folder, start) or repo.is_within(start, folder):
-            return None
-        if not repo.could_be_project(folder):
-            return None  # a worktree made in scratch space (`/tmp/…/scratchpad`) to verify
-        return folder if all(repo.is_within(path, folder) for path in edited) else None
-
-    def _start_branch(self) -> str | None:
-        """The branch Claude Code found where the session started; None outside a repository
-        (`HEAD`, or no branch written)."""
-        branch = next((f.git_branch for f in self.facts if f.git_branch is not None), None)
-        return None if branch in (None, "", "HEAD") else branch
-
-    def _cloned_into(self, start: str) -> str | None:
-        """The repository the session cloned, where it started in no repository, cloned one
-        only, committed nothing, and edited nothing in the start folder outside it (a tool's
-        hidden folder aside): the session went to work on what it cloned."""
-        if self._start_branch() is not None or any(isinstance(f.event, Commit) for f in self.facts):
-            return None  # a commit places the session (see `_committed_in`)
-        made = {f.cloned for f in self.facts if f.cloned}
-        if len(made) != 1:
-            return None
-        clone = made.pop()
-        depth = len(repo.segments(start))
-        for f in self.facts:
-            if isinstance(f.event, FileTouched) and repo.is_within(f.event.path, start):
-                below = repo.segments(f.event.path)[depth : depth + 1]
-                hidden = bool(below) and below[0].startswith(".")  # a tool's own folder
-                if not repo.is_within(f.event.path, clone) and not hidden:
-                    return None
-        return clone
-
-    def _root_above(self, start: str) -> str | None:
-        """The repository's root above the folder a session started in, where Claude Code found
-        a branch there (a subfolder of the repository, `<repo>/backend`): the innermost folder
-        above it whose `.git` the session showed, else the outermost whose `.gitignore` it
-        showed, else the outermost it committed in (`cd <repo> && git commit`); None where the
-        start folder's own `.git` showed, or nothing above it did."""
-        if self._start_branch() is None or (begun := repo.normalise(start)) is None:
-            return None
-        marks = {f.root_mark for f in self.facts if f.root_mark is not None}
-        if (begun, True) in marks:
-            return None
-        if (root := _root_of(begun, marks)) is not None:
-            return root
-        committed = {
-            (f.git_in, False)
-            for f in self.facts
-            if f.git_in
-            and f.git_in != begun
-            and isinstance(f.event, Commit)
-            and not repo.is_account_folder(f.git_in)
-        }
-        return _root_of(begun, committed)
-
-    def _branch_worktree_main(self, cwd: str) -> str | None:
-        """The repository of a worktree folder named after a branch, where the session started
-        in a repository (Claude Code found a branch)."""
-        if self._start_branch() is None:
-            return None
-        branches = {f.git_branch for f in self.facts if f.git_branch and f.git_branch != "HEAD"}
-        return repo.branch_worktree_main(cwd, sorted(branches))
-
-    def _remote(self) -> str | None:
-        """The one remote the session's git commands showed (`git remote -v`, `git push`)."""
-        remotes = {f.remote for f in self.facts if f.remote}
-        return remotes.pop() if len(remotes) == 1 else None
-
-    def _project_name(self, path: str | None) -> str | None:
-        """The folder's name; for a home directory kept as a repository (dotfiles, or a checkout
-        made there) or a hidden folder kept as one (`Documents/.claude`), the name its one remote
-        shows: the folder's is the account's or a tool's."""
-        name = repo.name_of(path)
-        if path and (repo.is_account_folder(path) or (name or "").startswith(".")):
-            return self._origin_set_at(path) or self._remote() or name
-        return name
-
-    def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
-        """As a closed session; None without a single timestamp."""
-        times = [f.at for f in self.facts if f.at is not None]
-        if not times:
-            return None
-        path = project_path or self.project_path()
-        # A prompt read from the queue's records that the next request hands over (an attachment,
-        # a user turn) is that request's.
-        others = sorted(
-            (f.line, f.event.text)
-            for f in self.facts
-            if isinstance(f.event, Request) and not f.from_queue and f.line is not None
-        )
-
-        other_lines = [line for line, _ in others]
-
-        def handed_over(f: Fact) -> bool:
-            if not (f.from_queue and isinstance(f.event, Request) and f.line is not None):
-                return False
-            after = bisect.bisect_right(other_lines, f.line)
-            return after < len(others) and others[after][1] == f.event.text
-
-        events = sorted(
-            (
-                f.event
-                for f in self.facts
-                if f.event is not None and f.line is not None and not handed_over(f)
-            ),
-            key=lambda e: e.line,
-        )
-        seen_files: set[str] = set()
-        kept: list[Event] = []
-        for e in events:
-            if isinstance(e, FileTouched):
-                e = replace(e, again=e.path in seen_files)
-                seen_files.add(e.path)
-            kept.append(e)
-        first = min((f.line for f in self.facts if f.line is not None), default=1)
-        return ClosedSession(
-            "claude_code",
-            self.session_id,
-            str(self.file),
-            path,
-            self._project_name(path),
-            min(times),
-            max(times),
-            first,
-            kept,
-            segment,
-        )
-
-
-def add_facts(
-    sessions: dict[str, TranscriptSession], facts: Iterable[tuple[int, Fact]], path: Path
-) -> None:
-    """File each fact under its session (a session is named after the file it first appears
-    in: the main transcript, read first)."""
-    for _, fact in facts:
-        session = sessions.get(fact.session_id)
-        if session is None:
-            session = sessions[fact.session_id] = TranscriptSession(fact.session_id, path)
-        session.facts.append(fact)
-
-
-def transcript_sessions(files: Sequence[Path]) -> list[ClosedSession]:
-    """The sessions of one transcript group (the main transcript first, then its subagents'),
-    each closed whole, as the importer would write it on a first import."""
-    reader = TranscriptReader(lambda err: None)
-    sessions: dict[str, TranscriptSession] = {}
-    for path in files:
-        before = LinesBefore(path, 0)
-        with open_regular(path) as fh:
-            lines = (
-                (Position(before, n), end, raw)
-                for n, end, raw in read_lines(
-                    fh, 0, keep_unfinished=False, on_long_line=lambda n: None
-                )
-            )
-            add_facts(sessions, reader.facts(lines, subagent=path.parent.name == SUBAGENTS), path)
-    closed = (s.closed() for _, s in sorted(sessions.items()))
-    return [c for c in closed if c is not None]

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from yzos_jobs.importers.aider_history import history_sessions
 from yzos_jobs.importers.claude_code import transcript_groups
-from yzos_jobs.importers.claude_transcript import transcript_sessions
+from yzos_jobs.importers.transcript_session import transcript_sessions
 
 
 class SessionDigest(NamedTuple):

@@ -1,0 +1,249 @@
+"""What a shell command Claude Code ran says of git and of folders: the commit a `git commit`
+makes (the message it passes, and whether its result shows the commit made), the folder each part
+of the command runs in (after the `cd`s before it, or where `git -C` points), the repository a
+`git clone` makes, the folders a `mkdir` makes. Only the part run here counts for folders: not a
+heredoc's body (text handed to a program) nor what runs over `ssh`."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+
+from yzos_jobs.importers import repository as repo
+from yzos_jobs.importers.closed_session import has_words
+
+_PART_END = re.compile(r"[\n|;&]")  # where `git … commit` cannot go on
+_GIT_WORD = re.compile(r"\bgit\b")
+_COMMIT_WORD = re.compile(r"\bcommit\b")
+_COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*$", re.DOTALL | re.MULTILINE)
+_MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
+# What a backslash escapes inside a shell's double quotes: the character itself is meant.
+_DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
+_STDIN_FILE = re.compile(r"(?:-F|--file)(?:=|\s*)-(?!\S)")
+# `git commit … && git log …` / `&& git push …`: what shows a quiet commit was made.
+_CHAINED = re.compile(r"&&\s*git\s+(?:-\S+\s+)*(log|push)\b")
+_LOG_AFTER = re.compile(r"\bgit\s+(?:-\S+\s+)*log\b")
+_LOGGED = re.compile(r"^(?:commit )?([0-9a-f]{7,40})(?: (.+))?$", re.MULTILINE)
+_PUSHED = re.compile(
+    r"^\s*(?:[+ ]\s*)?(?:[0-9a-f]{7,40}\.\.\.?([0-9a-f]{7,40})|\* \[new branch\])\s+\S+\s+->\s+\S+",
+    re.MULTILINE,
+)
+# A shell command's parts (`a && b; c | d`), a part that changes folder (`cd <folder>`, `pushd
+# <folder>`), and `git -C <folder>`: where each git of a command ran.
+_COMMAND_PARTS = re.compile(r"&&|\|\||[;|\n]")
+_CHANGE_FOLDER = re.compile(r"""^\(?\s*(?:cd|pushd)(?:\s+("[^"]*"|'[^']*'|\S+))?\s*$""")
+_FOLDER_CHANGE = re.compile(r"\(?\s*(?:cd|pushd)(?:\s|$)")  # understood by the above or not
+_GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
+# A git command that reads or writes the repository it runs in (not one that makes one, or only
+# reads the user's settings).
+_GIT_RUN = re.compile(
+    r"(?:^|[\s;&|(])git\s+(?!(?:clone|init|help|--version|--help)\b|config\s+--global\b)"
+)
+_GIT_CALL = re.compile(r"(?:^|[\s;&|(])git\s+")  # git run, whatever it does
+_GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
+# What git prints when it clones: the new repository's folder as the command named it.
+_CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
+_MKDIR = re.compile(r"^\(?\s*(?:sudo\s+)?mkdir\s+(.+)$", re.DOTALL)
+# A program run on another machine: what its command does there says nothing of the folder here
+_REMOTE_SHELL = re.compile(r"(?:^|[\s;&|(])ssh\s")
+# Where a name stops being one the command spelled out: what the shell expands or substitutes
+_EXPANDED = re.compile(r"[{*?$`\[]")
+COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
+BODY_CHARS = 1000  # of a commit message's body kept as evidence
+
+
+def commit_message(command: str) -> tuple[str, str] | None:
+    """(subject, body) of the message a `git commit` command passes: `-m "…"` (its value may be a
+    `$(cat <<EOF …)` heredoc), or a heredoc given on standard input (`-F -`, `--file=-`). Only
+    what follows `git commit` counts: a heredoc that wrote a file before it is no message."""
+    found = git_commit_end(command)
+    if found is None:
+        return None
+    rest = command[found:]
+    message: str | None = None
+    if m := _MESSAGE.search(rest):
+        message = m.group(2)  # single-quoted: as written
+        if (quoted := m.group(1)) is not None:
+            if quoted.lstrip().startswith("$(") and (heredoc := _HEREDOC.search(quoted)):
+                message = heredoc.group(2).replace('\\"', '"')
+            else:
+                message = _DOUBLE_QUOTED_ESCAPE.sub(r"\1", quoted)  # `\$5`, `\"x\"` as the shell
+    elif _STDIN_FILE.search(rest) and (heredoc := _HEREDOC.search(rest)):
+        message = heredoc.group(2)
+    if not message:
+        return None
+    lines = [line.strip() for line in message.splitlines()]
+    at = next((i for i, line in enumerate(lines) if line), 0)
+    first = lines[at] if lines else ""
+    if not has_words(first) or first.startswith("$("):
+        return None
+    return first, "\n".join(line for line in lines[at + 1 :] if line)[:BODY_CHARS]
+
+
+def commit_subject(command: str) -> str | None:
+    """The subject of the message a `git commit` command passes (see `commit_message`)."""
+    message = commit_message(command)
+    return message[0] if message else None
+
+
+def confirmed_commit(
+    command: str, result: str, subject: str | None = None
+) -> tuple[str, str | None] | None:
+    """(sha, subject git printed) when a `git commit` call's result shows the new commit: git's
+    `[<branch> <sha>] <subject>` line, or (after `-q`) a `git log` or `git push` chained with
+    `&&` naming it, or a `git log` run after it in the same command (on a line of its own, after
+    a heredoc's message) printing the commit's `subject`. None when nothing shows it was made."""
+    if done := _COMMITTED.search(result):
+        return done.group(1), done.group(2).strip()
+    text = command[:COMMAND_CHARS]
+    commit = _COMMIT_WORD.search(text)
+    if commit is None:
+        return None
+    line_end = text.find("\n", commit.end())  # the `&& git log` goes on the commit's line
+    end = line_end if line_end >= 0 else len(text)
+    chained = {m.group(1) for m in _CHAINED.finditer(text, commit.end(), end)}
+    # `&& git push -q && git log --oneline -1`: a quiet push prints nothing, the log names it
+    if "log" in chained and (logged := _LOGGED.search(result)):
+        return logged.group(1), (logged.group(2) or "").strip() or None
+    if "push" in chained and (pushed := _PUSHED.search(result)):
+        return pushed.group(1) or "", None
+    if subject and "nothing to commit" not in result and _LOG_AFTER.search(text, commit.end()):
+        # run whether or not the commit was made: the newest commit it printed shows the new
+        # one only by its subject (after a failed commit it is an older one)
+        logged = _LOGGED.search(result)
+        if logged and (logged.group(2) or "").strip() == subject.strip():
+            return logged.group(1), subject.strip()
+    return None
+
+
+def parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
+    """(folder, part) for each part of a Bash command other than a `cd` or a `pushd`, in order:
+    the folder the parts before it changed into, else the record's cwd (Claude Code writes the
+    shell's). None where the folder cannot be told (`cd -`, `cd "$DIR"`, `cd` alone, `cd ~/My\
+    App 2>/dev/null`)."""
+    folder = cwd
+    for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
+        part = part.strip()
+        if _FOLDER_CHANGE.match(part):
+            change = _CHANGE_FOLDER.match(part)
+            target = change.group(1) if change else None
+            folder = repo.resolve(target, folder) if target and folder else None
+        else:
+            yield folder, part
+
+
+def git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
+    """(folder, part) for each part of a Bash command that runs git, in order: the folder `git
+    -C` names, else the one it ran in (`parts_where_run`)."""
+    for folder, part in parts_where_run(command, cwd):
+        if _GIT_CALL.search(part):
+            where = folder
+            if (named := _GIT_FOLDER.search(part)) and where is not None:
+                where = repo.resolve(named.group(1), where)
+            yield (repo.normalise(where) if where else None), part
+
+
+def git_folders(command: str, cwd: str | None) -> list[tuple[str | None, bool]]:
+    """(folder, whether it commits) for each git of a Bash command that reads or writes a
+    repository (see `git_parts` for the folder)."""
+    return [
+        (folder, git_commit_end(part) is not None)
+        for folder, part in git_parts(command, cwd)
+        if _GIT_RUN.search(part)
+    ]
+
+
+def runs_clone(command: str) -> bool:
+    """Whether a Bash command runs `git clone`."""
+    return "clone" in command and _GIT_CLONE.search(command) is not None
+
+
+def clone_folder(command: str, cwd: str | None) -> str | None:
+    """The folder the last `git clone` of a Bash command ran in (where the folder git prints,
+    `Cloning into '<folder>'...`, is relative to), or None."""
+    found = None
+    for folder, part in git_parts(command, cwd):
+        if _GIT_CLONE.search(part):
+            found = folder
+    return found
+
+
+def commands_run_here(command: str) -> str | None:
+    """A Bash command up to the body of its first heredoc (text handed to a program: a file
+    written, a message; not commands), or None for one that runs on another machine (`ssh`):
+    what it does there says nothing of the folders here."""
+    command = command[:COMMAND_CHARS]
+    at = command.find("<<")
+    end = command.find("\n", at) if at >= 0 else -1
+    here = command if end < 0 else command[:end]
+    return None if _REMOTE_SHELL.search(here) else here
+
+
+def made_folders(command: str, cwd: str | None) -> list[str]:
+    """The folders the `mkdir` calls of a Bash command run here make, where each runs (after the
+    `cd`s before it), each cut before the first name the shell expands (`app/{api,web}` makes
+    `app`)."""
+    if (here := commands_run_here(command)) is None:
+        return []
+    return [
+        path
+        for folder, part in parts_where_run(here, cwd)
+        if folder is not None and (call := _MKDIR.match(part))
+        for word in _mkdir_operands(call.group(1))
+        if (spelled := _EXPANDED.split(word, 1)[0].rstrip("/\\"))
+        and (path := repo.resolve(spelled, folder)) is not None
+    ]
+
+
+# Where an operand of a command stops: a redirection, a subshell's end, a background `&`
+_OPERAND_END = re.compile(r"[<>)&]")
+
+
+def _mkdir_operands(arguments: str) -> list[str]:
+    """The folders a `mkdir` names: its words past its options (and the mode `-m` takes), up to
+    a redirection, a comment or the end of a subshell."""
+    try:
+        words = shlex.split(arguments, comments=True)
+    except ValueError:  # an unclosed quote: the words as written
+        words = arguments.split()
+    operands: list[str] = []
+    options = True
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif options and word == "--":
+            options = False
+        elif options and word.startswith("--"):
+            skip = word == "--mode"
+        elif options and word.startswith("-") and len(word) > 1:
+            skip = word.endswith("m")  # `-m 755`, `-pm 755`: the mode is the next word
+        else:
+            operand = _OPERAND_END.split(word, 1)[0]
+            if operand:
+                operands.append(operand)
+            if operand != word:
+                break
+    return operands
+
+
+def cloned_into(folder: str | None, result: str) -> list[str]:
+    """The repositories a `git clone` run in `folder` made, as git names them in its output."""
+    made = (repo.resolve(name, folder) for name in _CLONING_INTO.findall(result))
+    return [where for where in made if where is not None]
+
+
+def git_commit_end(command: str) -> int | None:
+    """Where the word `commit` of the first `git … commit` ends (both in one part of the command,
+    no `|`, `;`, `&` or line end between them), or None. Each part is read once: the time is
+    linear, whatever a hostile command repeats."""
+    start = 0
+    for end in [*(m.start() for m in _PART_END.finditer(command)), len(command)]:
+        if (git := _GIT_WORD.search(command, start, end)) and (
+            commit := _COMMIT_WORD.search(command, git.end(), end)
+        ):
+            return commit.end()
+        start = end + 1
+    return None
