@@ -52,7 +52,8 @@ class LlmSettings(_Section):
     base_url: str = "http://127.0.0.1:8080/v1"
     model: str = "qwen2.5-7b-instruct"
     api_key_env: str = "YZOS_LLM_API_KEY"
-    timeout_s: float = Field(default=30.0, ge=0.1, le=3600)
+    # A model on a CPU takes a minute over a session's triage: a shorter deadline fails every call.
+    timeout_s: float = Field(default=120.0, ge=0.1, le=3600)
     max_retries: int = Field(default=2, ge=0, le=10)
     max_concurrency: int = Field(default=8, ge=1, le=256)
     constraint: Literal["json_schema", "grammar"] = "json_schema"

@@ -272,6 +272,34 @@ def test_concurrency_never_exceeds_max_concurrency() -> None:
     assert 2 <= llm.max_in_flight <= 3
 
 
+def test_requests_past_the_slots_a_server_announces_wait_here_not_on_its_clock() -> None:
+    """A server working on two requests at once, 0.2 s each, and a deadline of 1 s a request:
+    twelve sent at once would wait their turn in its queue past their deadline. Held back to the
+    two slots it announces, none waits there, and each is answered."""
+    with OpenAIDouble(latency_s=0.2, slots=2) as llm:
+        classifier = make_classifier(llm.base_url, max_concurrency=12, timeout_s=1.0)
+        outcomes = classifier.classify_many(_inputs(12)).outcomes
+    assert [o.error for o in outcomes if o.error is not None] == []
+    assert llm.calls == 12
+    assert llm.max_held == 2
+
+
+def test_a_server_that_announces_no_slots_gets_up_to_max_concurrency_at_once() -> None:
+    """No `/props` route (OpenAI, vLLM, Ollama), or one with no count in it: `max_concurrency`
+    alone bounds the requests in flight."""
+    for props in (None, {}, {"total_slots": "2"}, {"total_slots": 0}, {"total_slots": 10**9}):
+        with OpenAIDouble(latency_s=0.1, props=props) as llm:
+            make_classifier(llm.base_url, max_concurrency=6).classify_many(_inputs(12))
+        assert llm.calls == 12
+        assert llm.max_held > 2, props
+
+
+def test_a_server_with_more_slots_than_max_concurrency_gets_max_concurrency() -> None:
+    with OpenAIDouble(latency_s=0.1, slots=16) as llm:
+        make_classifier(llm.base_url, max_concurrency=3).classify_many(_inputs(12))
+    assert 2 <= llm.max_held <= 3
+
+
 def test_repeated_inputs_in_a_batch_cost_one_call() -> None:
     inputs = [CURSOR] * 10 + _inputs(5) + _inputs(5)
     with OpenAIDouble() as llm:

@@ -1,6 +1,7 @@
 """Chat calls to the configured model under this process's bounds: at most `max_concurrency`
-requests in flight whoever asks, a reply cut by its token limit counted as invalid output, and a
-job run's circuit breaker that stops asking after consecutive failures."""
+requests in flight whoever asks (fewer where the server says it works on fewer at once:
+`server_slots`), a reply cut by its token limit counted as invalid output, and a job run's
+circuit breaker that stops asking after consecutive failures."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from yzos_jobs.inference.contract import ClassifierUsage, Completion, TokenCount
 from yzos_jobs.inference.errors import ClassifierError, LlmFailed, LlmInvalidOutput, LlmTimeout
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.schema import Field
+from yzos_jobs.inference.server_slots import server_slots
 from yzos_jobs.redact import mask_url_credentials
 
 if TYPE_CHECKING:
@@ -34,7 +36,10 @@ class BoundedChat:
         self.profile = profile
         self._api_key = api_key
         self._client = client
-        self._slots = threading.BoundedSemaphore(profile.max_concurrency)
+        # A client handed in (a test's, a benchmark's) is taken as it is: no probe of its server
+        self._ask_slots = client is None
+        self._slots: threading.BoundedSemaphore | None = None
+        self._sizing = threading.Lock()
 
     @property
     def client(self) -> OpenAI:
@@ -47,6 +52,20 @@ class BoundedChat:
     def client_built(self) -> bool:
         return self._client is not None
 
+    def in_flight_limit(self) -> threading.BoundedSemaphore:
+        """The bound on this process's requests in flight, set at the first request:
+        `max_concurrency`, or the server's parallel slots where it says it has fewer."""
+        with self._sizing:
+            if self._slots is None:
+                limit = self.profile.max_concurrency
+                if self._ask_slots:
+                    profile = self.profile
+                    slots = server_slots(profile.base_url, self._api_key, profile.timeout_s)
+                    if slots is not None:
+                        limit = min(limit, slots)
+                self._slots = threading.BoundedSemaphore(limit)
+            return self._slots
+
     def chat(
         self,
         messages: list[dict[str, str]],
@@ -56,7 +75,7 @@ class BoundedChat:
         spent: Callable[[TokenCount | None], None] | None = None,
     ) -> ChatReply:
         """One request; `spent` hears the tokens the server reported for it (None: none)."""
-        with self._slots:  # requests in flight of this process, whoever asks
+        with self.in_flight_limit():  # requests in flight of this process, whoever asks
             reply = chat(
                 self.client, self.profile, messages, constraint=constraint, max_tokens=max_tokens
             )

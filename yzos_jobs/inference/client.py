@@ -101,7 +101,9 @@ def chat(
         )
         body = raw.http_response.text
     except openai.APITimeoutError:
-        raise LlmTimeout(f"no answer from {where} within {profile.timeout_s}s") from None
+        raise LlmTimeout(
+            f"no answer from {where} within {profile.timeout_s}s (llm.timeout_s)"
+        ) from None
     except openai.APIConnectionError as exc:
         raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
     except openai.APIStatusError as exc:

@@ -19,7 +19,7 @@ class InferenceProfile:
     base_url: str = "http://127.0.0.1:8080/v1"
     model: str = "dry-run"
     constraint: str = "json_schema"
-    timeout_s: float = 30.0
+    timeout_s: float = 120.0
     max_retries: int = 2
     max_concurrency: int = 8
     context_chars: int = 600

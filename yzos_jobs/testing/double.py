@@ -4,7 +4,9 @@ It is the network peer the classifier talks to in tests, benchmarks and demos, r
 the real `openai` client (nothing is patched). A responder decides each answer from the request
 body: a verdict dict (sent as the message content), a raw content string, or one of the failure
 shapes below. It records every request and the highest number of requests it was serving at
-once.
+once, and the highest number it held at once, in a slot or waiting for one. With `slots`, it
+serves that many at once and says so as llama.cpp does (`GET /props` answers `total_slots`;
+`props` answers something else); without, it has no such route, as other servers have none.
 
 Run as a process: `python -m yzos_jobs.testing --latency 0.1 --slots 16` prints the base
 URL on stdout, then serves until killed.
@@ -234,6 +236,7 @@ class OpenAIDouble:
         host: str = "127.0.0.1",
         port: int = 0,
         report_usage: bool = True,
+        props: dict[str, Any] | None = None,
     ) -> None:
         self.responder = responder
         # False: replies carry no `usage` (as some servers send), their tokens unknown.
@@ -244,6 +247,10 @@ class OpenAIDouble:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        # What `GET /props` answers (None: no such route)
+        self.props = props if props is not None else ({"total_slots": slots} if slots else None)
+        self.held = 0
+        self.max_held = 0
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self._server = _Server((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
@@ -280,6 +287,11 @@ class OpenAIDouble:
     def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
+
+    def _hold(self, change: int) -> None:
+        with self._lock:
+            self.held += change
+            self.max_held = max(self.max_held, self.held)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         return type("Handler", (_Handler,), {"double": self})
@@ -332,6 +344,12 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass  # the client gave up
 
+    def do_GET(self) -> None:
+        if self.path == "/props" and self.double.props is not None:
+            self._send(200, self.double.props)
+        else:
+            self._send(404, {"error": {"message": f"no route {self.path}"}})
+
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         body = json.loads(self.rfile.read(length) or b"{}")
@@ -345,18 +363,22 @@ class _Handler(BaseHTTPRequestHandler):
         # a slot is the model's time); a slow reply's slowness is the model's.
         reply = self.double.responder(body)
         slow = isinstance(reply, Hang | Drip)
-        if self.double._slots:
-            self.double._slots.acquire()
-        self.double._enter()
+        self.double._hold(1)
         try:
-            if self.double.latency_s:
-                time.sleep(self.double.latency_s)
-            if slow:
-                self._answer(body, reply)
-        finally:
-            self.double._leave()
             if self.double._slots:
-                self.double._slots.release()
+                self.double._slots.acquire()
+            self.double._enter()
+            try:
+                if self.double.latency_s:
+                    time.sleep(self.double.latency_s)
+                if slow:
+                    self._answer(body, reply)
+            finally:
+                self.double._leave()
+                if self.double._slots:
+                    self.double._slots.release()
+        finally:
+            self.double._hold(-1)
         if not slow:
             self._answer(body, reply)
 
