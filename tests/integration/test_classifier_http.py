@@ -23,6 +23,7 @@ from yzos_jobs.entity.classifier import (
     LlmInvalidOutput,
     LlmTimeout,
 )
+from yzos_jobs.inference import bounded_chat
 from yzos_jobs.inference.errors import LlmRefused
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
@@ -294,10 +295,38 @@ def test_a_server_that_announces_no_slots_gets_up_to_max_concurrency_at_once() -
         assert llm.max_held > 2, props
 
 
-def test_a_server_with_more_slots_than_max_concurrency_gets_max_concurrency() -> None:
-    with OpenAIDouble(latency_s=0.1, slots=16) as llm:
-        make_classifier(llm.base_url, max_concurrency=3).classify_many(_inputs(12))
-    assert 2 <= llm.max_held <= 3
+def test_a_server_still_loading_its_model_is_asked_about_its_slots_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """llama.cpp answers 503 while it loads the model (a daemon started with it at boot): the
+    slots are asked for again later, not taken as unknown for the daemon's life."""
+    monkeypatch.setattr(bounded_chat, "SLOTS_RETRY_S", 0.0)
+    with OpenAIDouble(latency_s=0.1, slots=2, props=Status(503)) as llm:
+        classifier = make_classifier(llm.base_url, max_concurrency=8)
+        classifier.classify_many(_inputs(8))
+        assert llm.max_held > 2
+        llm.props, llm.max_held = {"total_slots": 2}, 0
+        classifier.classify_many(_inputs(8, "Other"))
+    assert llm.max_held == 2
+
+
+def test_the_slots_are_asked_for_with_the_key() -> None:
+    with OpenAIDouble(slots=2) as llm:
+        make_classifier(llm.base_url, api_key="sk-slots-secret").classify(CURSOR)
+    assert [h.get("authorization") for h in llm.asked_props] == ["Bearer sk-slots-secret"]
+
+
+def test_requests_waiting_for_a_slot_are_not_sent_once_the_breaker_opens() -> None:
+    """Eight workers, two slots, a server that never answers: after the first failures the
+    requests still waiting for a slot are refused, not each sent to wait out its deadline."""
+    with OpenAIDouble(lambda b: Hang(30), slots=2) as llm:
+        classifier = make_classifier(
+            llm.base_url, max_concurrency=8, timeout_s=0.3, breaker_threshold=3
+        )
+        outcomes = classifier.classify_many(_inputs(20)).outcomes
+    assert all(o.error is not None for o in outcomes)
+    assert llm.calls <= 6
+    assert sum("circuit open" in str(o.error) for o in outcomes) == 20 - llm.calls
 
 
 def test_repeated_inputs_in_a_batch_cost_one_call() -> None:

@@ -47,6 +47,7 @@ from yzos_jobs.inference.contract import (
 )
 from yzos_jobs.inference.errors import (
     ClassifierError,
+    LlmCircuitOpen,
     LlmFailed,
     LlmInvalidOutput,
     LlmRefused,
@@ -57,6 +58,8 @@ from yzos_jobs.inference.scheduler import InferenceScheduler
 
 if TYPE_CHECKING:
     from openai import OpenAI
+
+    from yzos_jobs.inference.client import ChatReply
 
 __all__ = [
     "AppMetadata",
@@ -251,7 +254,11 @@ class Classifier:
             return None, self.chat.circuit_open(breaker)
         started = time.monotonic()
         try:
-            verdict = self._ask_with_reask(inp, tally, system)
+            verdict = self._ask_with_reask(inp, breaker, tally, system)
+        except LlmCircuitOpen as refused:  # opened while this input waited for a free slot
+            tally.done(0.0, failed=True)
+            request_events.request_done("breaker_open", 0.0)
+            return None, refused
         except Exception as exc:  # whatever went wrong is this input's outcome, not the batch's
             error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
             breaker.record(error)
@@ -263,10 +270,11 @@ class Classifier:
         request_events.request_done("ok", _since(started))
         return verdict, None
 
-    def _ask_with_reask(self, inp: ClassifyInput, tally: _Tally, system: str) -> ClassifyVerdict:
+    def _ask_with_reask(
+        self, inp: ClassifyInput, breaker: CircuitBreaker, tally: _Tally, system: str
+    ) -> ClassifyVerdict:
         messages = build_prompt(inp, self.profile.context_chars, system)
-        tally.call()
-        reply = self.chat.chat(messages, spent=tally.spent)
+        reply = self._send(messages, breaker, tally)
         try:
             return parse_verdict(reply.content)
         except LlmRefused:
@@ -276,12 +284,25 @@ class Classifier:
                 {"role": "assistant", "content": reply.content[:REASK_ECHO_CHARS]},
                 {"role": "user", "content": REASK.format(error=first)},
             ]
-            tally.call()
-            second = self.chat.chat(messages, spent=tally.spent)
+            second = self._send(messages, breaker, tally)
             try:
                 return parse_verdict(second.content)
             except LlmInvalidOutput as exc:
                 raise LlmInvalidOutput(f"invalid output after one re-ask: {exc}") from None
+
+    def _send(
+        self, messages: list[dict[str, str]], breaker: CircuitBreaker, tally: _Tally
+    ) -> ChatReply:
+        """One request, counted as a call unless the breaker stopped it before it was sent."""
+        try:
+            reply = self.chat.chat(messages, spent=tally.spent, breaker=breaker)
+        except LlmCircuitOpen:
+            raise
+        except Exception:
+            tally.call()
+            raise
+        tally.call()
+        return reply
 
 
 class _Batch:

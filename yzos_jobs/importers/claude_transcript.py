@@ -139,8 +139,9 @@ _LOOKING_TOOLS = {
 class Look:
     """A reading or searching tool's call (`key` its input that names a file or folder), or a
     shell command (`key` None), made from a home directory. Read into paths only where a
-    session's place comes down to where it looked (`TranscriptSession._looked_into`): most
-    sessions are placed before that, so the commands of most are never parsed for paths."""
+    session's place comes down to where it looked (`_looked_into` of
+    `transcript_session.TranscriptSession`): most sessions are placed before that, so the
+    commands of most are never parsed for paths."""
 
     key: str | None
     named: str

@@ -1,5 +1,6 @@
-"""What a shell command Claude Code ran says of git and of folders: the commit a `git commit`
-makes (the message it passes, and whether its result shows the commit made), the folder each part
+"""What a shell command Claude Code ran, and what git printed in reply, say of git and of
+folders: the commit a `git commit` makes (the message it passes, and whether its result shows the
+commit made), the folder each part
 of the command runs in (after the `cd`s before it, or where `git -C` points), the repository a
 `git clone` makes, the folders a `mkdir` makes. Only the part run here counts for folders: not a
 heredoc's body (text handed to a program) nor what runs over `ssh`."""
@@ -50,7 +51,7 @@ _MKDIR = re.compile(r"^\(?\s*(?:sudo\s+)?mkdir\s+(.+)$", re.DOTALL)
 _REMOTE_SHELL = re.compile(r"(?:^|[\s;&|(])ssh\s")
 # Where a name stops being one the command spelled out: what the shell expands or substitutes
 _EXPANDED = re.compile(r"[{*?$`\[]")
-COMMAND_CHARS = 20_000  # of a Bash command searched for what follows its commit
+COMMAND_CHARS = 20_000  # of a Bash command read: for its parts, what follows its commit, or shown
 BODY_CHARS = 1000  # of a commit message's body kept as evidence
 
 
@@ -118,7 +119,7 @@ def confirmed_commit(
     return None
 
 
-def parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
+def _parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
     """(folder, part) for each part of a Bash command other than a `cd` or a `pushd`, in order:
     the folder the parts before it changed into, else the record's cwd (Claude Code writes the
     shell's). None where the folder cannot be told (`cd -`, `cd "$DIR"`, `cd` alone, `cd ~/My\
@@ -136,8 +137,8 @@ def parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None,
 
 def git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
     """(folder, part) for each part of a Bash command that runs git, in order: the folder `git
-    -C` names, else the one it ran in (`parts_where_run`)."""
-    for folder, part in parts_where_run(command, cwd):
+    -C` names, else the one it ran in (`_parts_where_run`)."""
+    for folder, part in _parts_where_run(command, cwd):
         if _GIT_CALL.search(part):
             where = folder
             if (named := _GIT_FOLDER.search(part)) and where is not None:
@@ -189,7 +190,7 @@ def made_folders(command: str, cwd: str | None) -> list[str]:
         return []
     return [
         path
-        for folder, part in parts_where_run(here, cwd)
+        for folder, part in _parts_where_run(here, cwd)
         if folder is not None and (call := _MKDIR.match(part))
         for word in _mkdir_operands(call.group(1))
         if (spelled := _EXPANDED.split(word, 1)[0].rstrip("/\\"))

@@ -15,7 +15,13 @@ from yzos_jobs.inference import request_events
 from yzos_jobs.inference.breaker import CircuitBreaker
 from yzos_jobs.inference.client import build_client, chat, constraint_params
 from yzos_jobs.inference.contract import ClassifierUsage, Completion, TokenCount
-from yzos_jobs.inference.errors import ClassifierError, LlmFailed, LlmInvalidOutput, LlmTimeout
+from yzos_jobs.inference.errors import (
+    ClassifierError,
+    LlmCircuitOpen,
+    LlmFailed,
+    LlmInvalidOutput,
+    LlmTimeout,
+)
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.schema import Field
 from yzos_jobs.inference.server_slots import server_slots
@@ -25,6 +31,11 @@ if TYPE_CHECKING:
     from openai import OpenAI
 
     from yzos_jobs.inference.client import ChatReply
+
+
+# How long the server's answer about its slots holds, and how soon to ask a server that gave none.
+SLOTS_KEPT_S = 600.0
+SLOTS_RETRY_S = 30.0
 
 
 class BoundedChat:
@@ -40,6 +51,8 @@ class BoundedChat:
         self._ask_slots = client is None
         self._slots: threading.BoundedSemaphore | None = None
         self._sizing = threading.Lock()
+        self._ask_again_at: float | None = None  # monotonic; None: never
+        self._limit = profile.max_concurrency
 
     @property
     def client(self) -> OpenAI:
@@ -53,17 +66,26 @@ class BoundedChat:
         return self._client is not None
 
     def in_flight_limit(self) -> threading.BoundedSemaphore:
-        """The bound on this process's requests in flight, set at the first request:
-        `max_concurrency`, or the server's parallel slots where it says it has fewer."""
+        """The bound on this process's requests in flight: `max_concurrency`, or the server's
+        parallel slots where it says it has fewer (`server_slots`). Asked at the first request,
+        and again SLOTS_KEPT_S later (a server restarted with other slots), or SLOTS_RETRY_S
+        later where the server did not answer (down, or still loading its model)."""
         with self._sizing:
-            if self._slots is None:
+            now = time.monotonic()
+            due = self._ask_again_at is not None and now >= self._ask_again_at
+            if self._slots is None or due:
                 limit = self.profile.max_concurrency
                 if self._ask_slots:
                     profile = self.profile
-                    slots = server_slots(profile.base_url, self._api_key, profile.timeout_s)
-                    if slots is not None:
-                        limit = min(limit, slots)
-                self._slots = threading.BoundedSemaphore(limit)
+                    slots, answered = server_slots(
+                        profile.base_url, self._api_key, profile.timeout_s
+                    )
+                    limit = min(limit, slots or limit)
+                    self._ask_again_at = now + (SLOTS_KEPT_S if answered else SLOTS_RETRY_S)
+                if self._slots is None or limit != self._limit:
+                    # requests in flight release the bound they took; new ones take this one
+                    self._slots = threading.BoundedSemaphore(limit)
+                    self._limit = limit
             return self._slots
 
     def chat(
@@ -73,9 +95,14 @@ class BoundedChat:
         constraint: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         spent: Callable[[TokenCount | None], None] | None = None,
+        breaker: CircuitBreaker | None = None,
     ) -> ChatReply:
-        """One request; `spent` hears the tokens the server reported for it (None: none)."""
+        """One request; `spent` hears the tokens the server reported for it (None: none). With
+        `breaker`, a request that waited for a free slot while the breaker opened is not sent
+        (`LlmCircuitOpen`): the failures it would wait out have been seen."""
         with self.in_flight_limit():  # requests in flight of this process, whoever asks
+            if breaker is not None and breaker.open:
+                raise self.circuit_open(breaker)
             reply = chat(
                 self.client, self.profile, messages, constraint=constraint, max_tokens=max_tokens
             )
@@ -100,17 +127,20 @@ class BoundedChat:
         the job run's circuit breaker. Returns the reply's text and what it cost; a reply cut by
         `max_tokens` is invalid output."""
         if breaker.open:
-            request_events.request_done("breaker_open", 0.0)
-            refused = self.circuit_open(breaker)
-            refused.usage = ClassifierUsage(failures=1)  # a failure, and no call made
-            raise refused
+            raise self._not_asked(breaker)
         tokens: list[TokenCount | None] = []
         started = time.monotonic()
         try:
             constraint = constraint_params(self.profile, shape, shape.name)
             reply = self.chat(
-                messages, constraint=constraint, max_tokens=max_tokens, spent=tokens.append
+                messages,
+                constraint=constraint,
+                max_tokens=max_tokens,
+                spent=tokens.append,
+                breaker=breaker,
             )
+        except LlmCircuitOpen:
+            raise self._not_asked(breaker) from None
         except Exception as exc:
             error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
             breaker.record(error)
@@ -123,8 +153,14 @@ class BoundedChat:
         request_events.request_done("ok", seconds)
         return Completion(reply.content, _usage(seconds, tokens[0] if tokens else None))
 
+    def _not_asked(self, breaker: CircuitBreaker) -> LlmFailed:
+        request_events.request_done("breaker_open", 0.0)
+        refused = self.circuit_open(breaker)
+        refused.usage = ClassifierUsage(failures=1)  # a failure, and no call made
+        return refused
+
     def circuit_open(self, breaker: CircuitBreaker) -> LlmFailed:
-        return LlmFailed(
+        return LlmCircuitOpen(
             f"circuit open after {breaker.threshold} consecutive failures; not calling "
             f"{mask_url_credentials(self.profile.base_url)} again in this run"
         )

@@ -18,6 +18,11 @@ class LlmFailed(ClassifierError):
     """Transport or HTTP failure after the client's retries, or the circuit breaker is open."""
 
 
+class LlmCircuitOpen(LlmFailed):
+    """Not asked: the job run's circuit breaker opened (perhaps while the request waited for a
+    free slot)."""
+
+
 class LlmTimeout(ClassifierError):
     """The request did not finish within llm.timeout_s."""
 

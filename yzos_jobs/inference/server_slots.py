@@ -11,9 +11,13 @@ server (OpenAI, vLLM, Ollama: no such route) or an answer that is not a count sa
 
 from __future__ import annotations
 
+import json
+
 # The probe is one small GET with a deadline of its own: a server that takes longer, or drips its
-# answer, is taken to say nothing.
+# answer, is taken to say nothing for now.
 PROBE_S = 5.0
+# llama.cpp's answer is a few kilobytes; one past this is no answer about slots.
+PROPS_BYTES = 256 * 1024
 # No server runs more slots than this; a larger number is no count a server could mean.
 MAX_SLOTS = 4096
 
@@ -24,24 +28,39 @@ def props_url(base_url: str) -> str:
     return base_url.rstrip("/").removesuffix("/v1") + "/props"
 
 
-def server_slots(base_url: str, api_key: str | None, timeout_s: float) -> int | None:
-    """The requests the server at `base_url` works on at once, as its `/props` says, or None.
-    Asked as the chat requests are (the proxy the environment names, a total deadline) with the
-    key, which a server started with `--api-key` wants on this route too."""
+def server_slots(base_url: str, api_key: str | None, timeout_s: float) -> tuple[int | None, bool]:
+    """(the requests the server at `base_url` works on at once as its `/props` says, or None;
+    whether the server answered the question). Not answered: unreachable, too slow, or not ready
+    (llama.cpp answers 503 while it loads its model), so worth asking again later; answered with
+    no count: a server with no such route, or one whose answer holds none. Asked as the chat
+    requests are (the proxy the environment names, a total deadline, never a redirect
+    followed) with the key, which a server started with `--api-key` wants on this route too."""
     import httpx2
 
     from yzos_jobs.inference.deadline import DeadlineTransport, proxy_for
 
-    transport = DeadlineTransport(
-        min(PROBE_S, timeout_s), max_connections=1, proxy=proxy_for(base_url)
-    )
+    budget = min(PROBE_S, timeout_s)
+    transport = DeadlineTransport(budget, max_connections=1, proxy=proxy_for(base_url))
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        with httpx2.Client(transport=transport, timeout=min(PROBE_S, timeout_s)) as client:
-            response = client.get(props_url(base_url), headers=headers)
-            response.raise_for_status()
-            props = response.json()
-    except (httpx2.HTTPError, ValueError, RecursionError):
-        return None
+        with (
+            httpx2.Client(transport=transport, timeout=budget) as client,
+            client.stream("GET", props_url(base_url), headers=headers) as response,
+        ):
+            if response.status_code >= 500:
+                return None, False
+            if response.status_code != 200:
+                return None, True
+            body = b""
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > PROPS_BYTES:
+                    return None, True
+    except httpx2.HTTPError:
+        return None, False
+    try:
+        props = json.loads(body)
+    except (ValueError, RecursionError):
+        return None, True
     slots = props.get("total_slots") if isinstance(props, dict) else None
-    return slots if type(slots) is int and 1 <= slots <= MAX_SLOTS else None
+    return (slots if type(slots) is int and 1 <= slots <= MAX_SLOTS else None), True

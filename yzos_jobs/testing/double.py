@@ -236,7 +236,7 @@ class OpenAIDouble:
         host: str = "127.0.0.1",
         port: int = 0,
         report_usage: bool = True,
-        props: dict[str, Any] | None = None,
+        props: dict[str, Any] | Status | None = None,
     ) -> None:
         self.responder = responder
         # False: replies carry no `usage` (as some servers send), their tokens unknown.
@@ -247,8 +247,10 @@ class OpenAIDouble:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        # What `GET /props` answers (None: no such route)
+        # What `GET /props` answers (None: no such route; a Status: that error), and the headers
+        # of each GET
         self.props = props if props is not None else ({"total_slots": slots} if slots else None)
+        self.asked_props: list[dict[str, str]] = []
         self.held = 0
         self.max_held = 0
         self._slots = threading.BoundedSemaphore(slots) if slots else None
@@ -345,8 +347,13 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client gave up
 
     def do_GET(self) -> None:
-        if self.path == "/props" and self.double.props is not None:
-            self._send(200, self.double.props)
+        with self.double._lock:
+            self.double.asked_props.append({k.lower(): v for k, v in self.headers.items()})
+        props = self.double.props
+        if self.path == "/props" and isinstance(props, Status):
+            self._send(props.code, props.body, props.headers)
+        elif self.path == "/props" and props is not None:
+            self._send(200, props)
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
