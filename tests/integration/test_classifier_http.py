@@ -27,6 +27,7 @@ from yzos_jobs.inference import bounded_chat
 from yzos_jobs.inference.errors import LlmRefused
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
+from yzos_jobs.inference.server_slots import server_slots
 from yzos_jobs.testing import (
     Hang,
     OpenAIDouble,
@@ -282,7 +283,7 @@ def test_requests_past_the_slots_a_server_announces_wait_here_not_on_its_clock()
         outcomes = classifier.classify_many(_inputs(12)).outcomes
     assert [o.error for o in outcomes if o.error is not None] == []
     assert llm.calls == 12
-    assert llm.max_held == 2
+    assert llm.max_held <= 2
 
 
 def test_a_server_that_announces_no_slots_gets_up_to_max_concurrency_at_once() -> None:
@@ -301,13 +302,55 @@ def test_a_server_still_loading_its_model_is_asked_about_its_slots_again(
     """llama.cpp answers 503 while it loads the model (a daemon started with it at boot): the
     slots are asked for again later, not taken as unknown for the daemon's life."""
     monkeypatch.setattr(bounded_chat, "SLOTS_RETRY_S", 0.0)
-    with OpenAIDouble(latency_s=0.1, slots=2, props=Status(503)) as llm:
+    with OpenAIDouble(latency_s=0.3, slots=2, props=Status(503)) as llm:
         classifier = make_classifier(llm.base_url, max_concurrency=8)
-        classifier.classify_many(_inputs(8))
+        classifier.classify_many(_inputs(16))
         assert llm.max_held > 2
-        llm.props, llm.max_held = {"total_slots": 2}, 0
-        classifier.classify_many(_inputs(8, "Other"))
-    assert llm.max_held == 2
+        llm.props = {"total_slots": 2}
+        classifier.classify(CURSOR)  # asks again, and hears the count
+        llm.max_held = 0
+        classifier.classify_many(_inputs(16, "Other"))
+    assert llm.max_held <= 2
+
+
+def test_a_count_once_given_holds_while_the_server_gives_no_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A server restarting (503, or gone for a moment) when the slots are asked for again: the
+    two it said it has still bound what is sent to it."""
+    monkeypatch.setattr(bounded_chat, "SLOTS_KEPT_S", 0.0)
+    with OpenAIDouble(latency_s=0.3, slots=2) as llm:
+        classifier = make_classifier(llm.base_url, max_concurrency=8)
+        classifier.classify(CURSOR)
+        llm.props = Status(503)
+        classifier.classify_many(_inputs(16))
+    assert len(llm.asked_props) >= 2
+    assert llm.max_held <= 2
+
+
+@pytest.mark.parametrize(
+    ("props", "said"),
+    [
+        ({"total_slots": 2}, (2, True)),
+        (Status(404), (None, True)),
+        (Status(501), (None, True)),
+        (Status(401), (None, True)),
+        (Status(503), (None, False)),
+        (Status(429), (None, False)),
+        ({"total_slots": 2, "chat_template": "x" * 400_000}, (None, True)),
+        ({"total_slots": "2"}, (None, True)),
+    ],
+)
+def test_what_a_server_says_of_its_slots(props: object, said: tuple[object, bool]) -> None:
+    """A count (llama.cpp); no such route or not for us: answered, no count, asked again in ten
+    minutes; not now (loading, too many requests): asked again soon; an answer past a few
+    hundred kilobytes: no count."""
+    with OpenAIDouble(props=props) as llm:  # type: ignore[arg-type]
+        assert server_slots(llm.base_url, None, 5.0) == said
+
+
+def test_a_server_that_cannot_be_reached_has_not_answered() -> None:
+    assert server_slots(f"http://127.0.0.1:{_free_port()}/v1", None, 5.0) == (None, False)
 
 
 def test_the_slots_are_asked_for_with_the_key() -> None:

@@ -261,11 +261,9 @@ class Classifier:
             return None, refused
         except Exception as exc:  # whatever went wrong is this input's outcome, not the batch's
             error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
-            breaker.record(error)
             tally.done(_since(started), failed=True)
             request_events.request_done(request_events.outcome_of(error), _since(started))
             return None, error
-        breaker.record(None)
         tally.done(_since(started), failed=False)
         request_events.request_done("ok", _since(started))
         return verdict, None
@@ -284,7 +282,10 @@ class Classifier:
                 {"role": "assistant", "content": reply.content[:REASK_ECHO_CHARS]},
                 {"role": "user", "content": REASK.format(error=first)},
             ]
-            second = self._send(messages, breaker, tally)
+            try:
+                second = self._send(messages, breaker, tally)
+            except LlmCircuitOpen:
+                raise first from None  # the re-ask was not sent: the reply stands as it was
             try:
                 return parse_verdict(second.content)
             except LlmInvalidOutput as exc:

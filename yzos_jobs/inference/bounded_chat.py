@@ -51,7 +51,8 @@ class BoundedChat:
         self._ask_slots = client is None
         self._slots: threading.BoundedSemaphore | None = None
         self._sizing = threading.Lock()
-        self._ask_again_at: float | None = None  # monotonic; None: never
+        self._ask_again_at: float | None = None  # monotonic; None: not due
+        self._known_slots: int | None = None  # the server's last count, where it gave one
         self._limit = profile.max_concurrency
 
     @property
@@ -67,26 +68,44 @@ class BoundedChat:
 
     def in_flight_limit(self) -> threading.BoundedSemaphore:
         """The bound on this process's requests in flight: `max_concurrency`, or the server's
-        parallel slots where it says it has fewer (`server_slots`). Asked at the first request,
-        and again SLOTS_KEPT_S later (a server restarted with other slots), or SLOTS_RETRY_S
-        later where the server did not answer (down, or still loading its model)."""
+        parallel slots where it says it has fewer (`server_slots`). Asked at the first request
+        (the callers wait for the answer), then again SLOTS_KEPT_S later (a server restarted
+        with other slots), or SLOTS_RETRY_S later where the server did not answer (down, or
+        still loading its model), by one caller while the others go on under the bound they
+        know; a count once given holds until the server answers otherwise."""
         with self._sizing:
-            now = time.monotonic()
-            due = self._ask_again_at is not None and now >= self._ask_again_at
-            if self._slots is None or due:
-                limit = self.profile.max_concurrency
-                if self._ask_slots:
-                    profile = self.profile
-                    slots, answered = server_slots(
-                        profile.base_url, self._api_key, profile.timeout_s
-                    )
-                    limit = min(limit, slots or limit)
-                    self._ask_again_at = now + (SLOTS_KEPT_S if answered else SLOTS_RETRY_S)
-                if self._slots is None or limit != self._limit:
-                    # requests in flight release the bound they took; new ones take this one
-                    self._slots = threading.BoundedSemaphore(limit)
-                    self._limit = limit
-            return self._slots
+            first = self._slots is None
+            due = self._ask_again_at is not None and time.monotonic() >= self._ask_again_at
+            if not self._ask_slots or not (first or due):
+                return self._bound()
+            if first:
+                self._settle(*self._ask_server())
+                return self._bound()
+            self._ask_again_at = None  # this caller asks; the others go on meanwhile
+        answer = self._ask_server()
+        with self._sizing:
+            self._settle(*answer)
+            return self._bound()
+
+    def _ask_server(self) -> tuple[int | None, bool]:
+        profile = self.profile
+        return server_slots(profile.base_url, self._api_key, profile.timeout_s)
+
+    def _settle(self, slots: int | None, answered: bool) -> None:
+        """Set the bound from the server's answer (under `_sizing`)."""
+        if answered:
+            self._known_slots = slots
+        self._ask_again_at = time.monotonic() + (SLOTS_KEPT_S if answered else SLOTS_RETRY_S)
+        limit = min(self.profile.max_concurrency, self._known_slots or self.profile.max_concurrency)
+        if self._slots is None or limit != self._limit:
+            # requests in flight release the bound they took; new ones take this one
+            self._slots = threading.BoundedSemaphore(limit)
+            self._limit = limit
+
+    def _bound(self) -> threading.BoundedSemaphore:
+        if self._slots is None:
+            self._slots = threading.BoundedSemaphore(self._limit)
+        return self._slots
 
     def chat(
         self,
@@ -98,14 +117,27 @@ class BoundedChat:
         breaker: CircuitBreaker | None = None,
     ) -> ChatReply:
         """One request; `spent` hears the tokens the server reported for it (None: none). With
-        `breaker`, a request that waited for a free slot while the breaker opened is not sent
-        (`LlmCircuitOpen`): the failures it would wait out have been seen."""
+        `breaker`, the request's outcome is recorded in it, and a request that waited for a free
+        slot while the breaker opened is not sent (`LlmCircuitOpen`): the failures it would
+        wait out have been seen."""
         with self.in_flight_limit():  # requests in flight of this process, whoever asks
             if breaker is not None and breaker.open:
                 raise self.circuit_open(breaker)
-            reply = chat(
-                self.client, self.profile, messages, constraint=constraint, max_tokens=max_tokens
-            )
+            try:
+                reply = chat(
+                    self.client,
+                    self.profile,
+                    messages,
+                    constraint=constraint,
+                    max_tokens=max_tokens,
+                )
+            except Exception as exc:
+                # told before the slot is free: a request waiting for it sees the breaker open
+                if breaker is not None:
+                    breaker.record(exc if isinstance(exc, ClassifierError) else unexpected(exc))
+                raise
+            if breaker is not None:
+                breaker.record(None)  # the endpoint answered
         # Counted before the reply is judged: a reply cut short or invalid cost its tokens too.
         if spent is not None:
             spent(reply.tokens)
@@ -143,12 +175,10 @@ class BoundedChat:
             raise self._not_asked(breaker) from None
         except Exception as exc:
             error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
-            breaker.record(error)
             seconds = time.monotonic() - started
             request_events.request_done(request_events.outcome_of(error), seconds)
             error.usage = replace(_failed_usage(seconds, tokens, error), failures=1)
             raise error from None
-        breaker.record(None)
         seconds = time.monotonic() - started
         request_events.request_done("ok", seconds)
         return Completion(reply.content, _usage(seconds, tokens[0] if tokens else None))

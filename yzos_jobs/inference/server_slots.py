@@ -18,6 +18,8 @@ import json
 PROBE_S = 5.0
 # llama.cpp's answer is a few kilobytes; one past this is no answer about slots.
 PROPS_BYTES = 256 * 1024
+# Answers that say "not now": too many requests, a server loading its model or gone away
+_NOT_NOW = frozenset({408, 429, 500, 502, 503, 504})
 # No server runs more slots than this; a larger number is no count a server could mean.
 MAX_SLOTS = 4096
 
@@ -47,10 +49,10 @@ def server_slots(base_url: str, api_key: str | None, timeout_s: float) -> tuple[
             httpx2.Client(transport=transport, timeout=budget) as client,
             client.stream("GET", props_url(base_url), headers=headers) as response,
         ):
-            if response.status_code >= 500:
+            if response.status_code in _NOT_NOW:
                 return None, False
             if response.status_code != 200:
-                return None, True
+                return None, True  # no such route (404, 405, 501), or not for us (401, 403)
             body = b""
             for chunk in response.iter_bytes():
                 body += chunk
