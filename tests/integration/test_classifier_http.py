@@ -351,6 +351,7 @@ def test_what_a_server_says_of_its_slots(props: object, said: tuple[object, bool
 
 def test_a_server_that_cannot_be_reached_has_not_answered() -> None:
     assert server_slots(f"http://127.0.0.1:{_free_port()}/v1", None, 5.0) == (None, False)
+    assert server_slots("http://[::1/v1", None, 5.0) == (None, False)  # no request can go there
 
 
 def test_the_slots_are_asked_for_with_the_key() -> None:

@@ -82,9 +82,13 @@ class BoundedChat:
                 self._settle(*self._ask_server())
                 return self._bound()
             self._ask_again_at = None  # this caller asks; the others go on meanwhile
-        answer = self._ask_server()
+        answer: tuple[int | None, bool] = (None, False)
+        try:
+            answer = self._ask_server()
+        finally:
+            with self._sizing:
+                self._settle(*answer)
         with self._sizing:
-            self._settle(*answer)
             return self._bound()
 
     def _ask_server(self) -> tuple[int | None, bool]:

@@ -42,9 +42,9 @@ def server_slots(base_url: str, api_key: str | None, timeout_s: float) -> tuple[
     from yzos_jobs.inference.deadline import DeadlineTransport, proxy_for
 
     budget = min(PROBE_S, timeout_s)
-    transport = DeadlineTransport(budget, max_connections=1, proxy=proxy_for(base_url))
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
+        transport = DeadlineTransport(budget, max_connections=1, proxy=proxy_for(base_url))
         with (
             httpx2.Client(transport=transport, timeout=budget) as client,
             client.stream("GET", props_url(base_url), headers=headers) as response,
@@ -58,8 +58,8 @@ def server_slots(base_url: str, api_key: str | None, timeout_s: float) -> tuple[
                 body += chunk
                 if len(body) > PROPS_BYTES:
                     return None, True
-    except httpx2.HTTPError:
-        return None, False
+    except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
+        return None, False  # unreachable, too slow, or a URL no request can go to
     try:
         props = json.loads(body)
     except (ValueError, RecursionError):
