@@ -248,14 +248,10 @@ class Classifier:
     def _ask(
         self, inp: ClassifyInput, breaker: CircuitBreaker, tally: _Tally, system: str
     ) -> tuple[ClassifyVerdict | None, ClassifierError | None]:
-        if breaker.open:
-            tally.done(0.0, failed=True)
-            request_events.request_done("breaker_open", 0.0)
-            return None, self.chat.circuit_open(breaker)
         started = time.monotonic()
         try:
             verdict = self._ask_with_reask(inp, breaker, tally, system)
-        except LlmCircuitOpen as refused:  # opened while this input waited for a free slot
+        except LlmCircuitOpen as refused:  # open before this input was sent: none was
             tally.done(0.0, failed=True)
             request_events.request_done("breaker_open", 0.0)
             return None, refused

@@ -162,8 +162,6 @@ class BoundedChat:
         """One chat call constrained to `shape`, under the requests in flight of this process and
         the job run's circuit breaker. Returns the reply's text and what it cost; a reply cut by
         `max_tokens` is invalid output."""
-        if breaker.open:
-            raise self._not_asked(breaker)
         tokens: list[TokenCount | None] = []
         started = time.monotonic()
         try:
@@ -193,7 +191,7 @@ class BoundedChat:
         refused.usage = ClassifierUsage(failures=1)  # a failure, and no call made
         return refused
 
-    def circuit_open(self, breaker: CircuitBreaker) -> LlmFailed:
+    def circuit_open(self, breaker: CircuitBreaker) -> LlmCircuitOpen:
         return LlmCircuitOpen(
             f"circuit open after {breaker.threshold} consecutive failures; not calling "
             f"{mask_url_credentials(self.profile.base_url)} again in this run"
