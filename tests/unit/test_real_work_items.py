@@ -84,6 +84,11 @@ N8N_WORKFLOW = (
     "claude-code/-Users-user-Desktop-N8N-consultant/3d5108fd-220e-4850-9336-439aaa2e5d95.jsonl"
 )
 OSCE_LESSONS = "claude-code/C--Users-lu801/e11c8f12-b35d-46d2-a78b-7a2f4b9f686d.jsonl"
+RUST_DATA = "claude-code/E--rust/edd84b23-72c6-469e-99b5-4ef6ece99a00.jsonl"
+PERMISSIONS = (
+    "claude-code/-Users-dumitruvulpe-uw-kubernetes-manifests/"
+    "1c066e59-e52f-4c36-a16d-995355aff606.jsonl"
+)
 XCODE_TOOLS = (
     "claude-code/-Users-rashford-Library-Mobile-Documents-com-apple-CloudDocs-Developer-zoia-canvas/"
     "0377a215-8e7c-4203-ad8e-8d96e1d8f7d5.jsonl"
@@ -175,15 +180,16 @@ def test_claude_code_ends_a_run_of_edits_at_the_next_request_though_a_commit_fol
 
 def test_a_request_carried_out_with_shell_commands_is_a_work_item_of_its_own() -> None:
     # no file edited with the editor's tools: the dictation server restarted (`kill`), restarted
-    # again (`pkill`), the app linked into /Applications (`ln -s`) after three questions that
-    # only read, and its icon set (`killall Finder` to show it) are four runs of work
+    # again (`pkill`), the app linked into /Applications (`ln -s`) and its icon set (`killall
+    # Finder` to show it) are four runs of work; the three requests before the link (95, 111,
+    # 132) were each answered after commands that only looked: runs of their own
     [session] = claude(OPEN_WISPR)
     items = [[r.line for r in t.item.requests] for t in session.tasks()]
-    assert items[:4] == [[9], [46], [95, 111, 132, 153], [168]]
-    # the clone into /tmp and the reading of its code changed nothing: what 236 ("Is this open
-    # source? Can we improve on it?" then the crashes to fix) and 298 asked for is work asked
-    # for and not carried out, not a question
-    assert items[4:] == [[236, 298]] and not session.idle_questions()
+    assert items[:2] == [[9], [46]] and items[5:7] == [[153], [168]]
+    assert items[2:5] == [[95], [111], [132]]
+    # the clone into /tmp and the reading of its code changed nothing, but worked on 236 ("Is
+    # this open source? Can we improve on it?" then the crashes to fix): not a question
+    assert [236] in items and not session.idle_questions()
     # how the work was done is not in the digest triage reads
     assert not {e["line"] for e in session.digest_lines()} & {20, 56, 58, 156, 192}
 
@@ -726,12 +732,13 @@ AGENT_SWARM = "claude-code/-Users-robinsonchan/bdc6842b-5fce-422b-8644-c62e32c34
 
 def test_a_shell_command_that_failed_changed_nothing() -> None:
     # `brew install gh` (line 89) failed on an Xcode licence not accepted; after "okay try again
-    # option 1" (95) it ran (96): the requests before are one item with that work
+    # option 1" (95) it ran (96): the requests since the example test run (60, answered after a
+    # command, an item of its own) are one item with that work, the failed start among them
     [session] = claude(AGENT_SWARM)
     changes = [e.line for e in session.events if isinstance(e, ShellChange)]
     assert 89 not in changes and 96 in changes
     [github] = [t for t in session.tasks() if any(r.line == 95 for r in t.item.requests)]
-    assert [r.line for r in github.item.requests] == [60, 76, 79, 82, 95]
+    assert [r.line for r in github.item.requests] == [76, 79, 82, 95]
 
 
 def test_a_file_written_by_an_mcp_tool_and_a_quiet_commit_are_one_work_item() -> None:
@@ -801,3 +808,24 @@ def test_a_request_that_picks_an_offered_option_is_named_by_it() -> None:
     # the typed text is kept as typed; the option it picked goes with it where it is read
     picked = by_line[71].item.requests[0]
     assert (picked.text, picked.asked_for) == ("1", "1: 實作教案模板和OSCE知識庫API")
+
+
+def test_an_analysis_answered_in_text_is_a_work_item_of_its_own() -> None:
+    # "analyse how the data in E:\rust\data differs from E:\historical data, which should I use
+    # for backtesting" (4): read and compared with commands, answered, nothing edited; then a
+    # milestones document written and committed (64, 103): two items, as labelled
+    [session] = claude(RUST_DATA)
+    items = [[r.line for r in t.item.requests] for t in session.tasks()]
+    assert items == [[4], [64, 103]]
+    assert session.tasks()[0].title.startswith("帮我分析 E:\\rust\\data")
+    # how the work was done is not in the digest triage reads
+    assert all(d["kind"] in ("request", "commit", "file") for d in session.digest_lines())
+
+
+def test_a_short_reply_goes_on_with_the_request_it_answers() -> None:
+    # "look at stuart dalls' perms, i should have the same ones" (3), looked up, then "yes" (30)
+    # and the change: one item; the question at the end (120) is evidence of the session
+    [session] = claude(PERMISSIONS)
+    [task] = session.tasks()
+    assert [r.line for r in task.item.requests] == [3, 30]
+    assert [q.line for q in session.idle_questions()] == [120]

@@ -4,8 +4,14 @@ forms the real transcripts show rarely, or only mixed with others."""
 from __future__ import annotations
 
 from yzos_jobs.importers.closed_session import is_candidate_title
-from yzos_jobs.importers.session_events import Commit, FileTouched, Request, ShellChange
-from yzos_jobs.importers.work_items import work_items
+from yzos_jobs.importers.session_events import (
+    Commit,
+    FileTouched,
+    Request,
+    ShellChange,
+    ToolCall,
+)
+from yzos_jobs.importers.work_items import WorkItem, work_items
 
 
 def _typed(line: int, title: str) -> Request:
@@ -88,3 +94,44 @@ def test_a_commit_of_the_one_run_of_edits_before_it_is_that_runs() -> None:
     typo = [_typed(1, "fix the typo in README"), ShellChange(2, "sed -i 's/teh/the/' README.md")]
     items, _ = work_items([*typo, *commit], runs_end_at_request=True)
     assert [[r.line for r in i.requests] for i in items] == [[1, 3]]
+
+
+def _lines(items: list[WorkItem]) -> list[list[int]]:
+    return [[r.line for r in i.requests] for i in items]
+
+
+def test_a_request_answered_after_work_on_it_is_an_item_once_the_next_asks_for_more() -> None:
+    review = [_typed(1, "review the payment module for races"), ToolCall(2, "Read")]
+    fix = [_typed(3, "now add a lock around the refund path"), FileTouched(4, "refund.py")]
+    items, idle = work_items([*review, *fix], runs_end_at_request=True)
+    assert _lines(items) == [[1], [3]] and not idle
+    # a short reply ("yes do it") goes on with what it answers
+    reply = [_typed(3, "yes do it"), FileTouched(4, "refund.py")]
+    items, _ = work_items([*review, *reply], runs_end_at_request=True)
+    assert _lines(items) == [[1, 3]]
+    # nothing worked on: the request is asked for again by the next, as before
+    items, _ = work_items([review[0], *fix], runs_end_at_request=True)
+    assert _lines(items) == [[1, 3]]
+    # aider runs no tools of its own; its requests go on until edits are applied
+    items, _ = work_items([*review, *fix])
+    assert _lines(items) == [[1, 3]]
+
+
+def test_a_failed_start_goes_on_with_the_request_that_corrects_it() -> None:
+    # the tool read, then tried an edit the person rejected (no FileTouched): the correction
+    # typed after it carries the same work out
+    tried = [_typed(1, "add a settings page"), ToolCall(2, "Read"), ToolCall(3, "Edit", True)]
+    again = [_typed(4, "I rejected it by mistake, add it again"), FileTouched(5, "settings.py")]
+    items, _ = work_items([*tried, *again], runs_end_at_request=True)
+    assert _lines(items) == [[1, 4]]
+
+
+def test_a_question_answered_after_a_look_is_evidence_of_the_session() -> None:
+    events = [
+        _typed(1, "where is the retry policy set?"),
+        ToolCall(2, "Grep"),
+        _typed(3, "raise the retry limit to five"),
+        FileTouched(4, "retry.py"),
+    ]
+    items, idle = work_items(events, runs_end_at_request=True)
+    assert _lines(items) == [[3]] and [q.line for q in idle] == [1]

@@ -62,6 +62,7 @@ from yzos_jobs.importers.closed_session import (
 from yzos_jobs.importers.offered_choice import chosen_option
 from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, record_key
+from yzos_jobs.importers.session_events import ToolCall
 from yzos_jobs.importers.shell_commands import (
     COMMAND_CHARS,
     clone_folder,
@@ -125,6 +126,24 @@ _REMOTE_INPUTS = ("owner", "repo", "repository", "project_id", "projectId")
 # A tool call's inputs that name files or folders: the Bash command, the path a tool reads,
 # edits or searches.
 _PATH_INPUTS = ("command", "file_path", "notebook_path", "path")
+# The tool's bookkeeping of its own work and its exchanges with the person, not work on a request:
+# a to-do list kept, a plan mode entered or left, a question put, a tool or skill looked up.
+_BOOKKEEPING_TOOLS = frozenset(
+    {
+        "TodoWrite",
+        "TodoRead",
+        "TaskCreate",
+        "TaskUpdate",
+        "TaskList",
+        "TaskGet",
+        "AskUserQuestion",
+        "EnterPlanMode",
+        "ExitPlanMode",
+        "exit_plan_mode",
+        "ToolSearch",
+        "Skill",
+    }
+)
 # Tools that read a file or search a folder, and the input naming it.
 _LOOKING_TOOLS = {
     "Read": "file_path",
@@ -375,6 +394,9 @@ class TranscriptReader:
         # Each session's last text from the assistant: the options a request that is only a
         # number picks from (`offered_choice`)
         self._said: dict[str, str] = {}
+        # Per session, the kinds of ToolCall (whether it tried a change) given since its last
+        # request: the first of each kind stands for the rest
+        self._calls: dict[str, set[bool]] = {}
 
     def facts(
         self, lines: Iterable[tuple[Position, int, bytes | None]], subagent: bool
@@ -396,6 +418,8 @@ class TranscriptReader:
                 self.report(ImportRecordError(where, f"cannot be read ({detail})"))
                 continue
             for fact in found:
+                if isinstance(fact.event, Request):
+                    self._calls.pop(fact.session_id, None)
                 yield end, fact
 
     def _record(self, raw: bytes, where: Position, subagent: bool) -> list[Fact]:
@@ -521,6 +545,10 @@ class TranscriptReader:
 
     def _tool_calls(self, base: Fact, content: list[Any]) -> list[Fact]:
         out: list[Fact] = []
+        # The record's first call of a tool that worked on the request, and whether any of its
+        # calls tried to change something (made, rejected or failed): one ToolCall stands for all
+        worked: str | None = None
+        attempted = False
         for part in content:
             if not isinstance(part, dict) or part.get("type") != "tool_use":
                 continue
@@ -540,6 +568,7 @@ class TranscriptReader:
                 ):
                     shown = clean_text(command, COMMAND_CHARS) or command
                     change = ShellChange(base.line, shown, hosted=where == "code host")
+                    attempted = True
                     self._changes[called] = Fact(
                         base.uuid, base.session_id, base.line, base.at, base.cwd, change
                     )
@@ -585,10 +614,20 @@ class TranscriptReader:
             elif base.line is not None and (path := written_path(name, tool_input, base.cwd)):
                 touched = FileTouched(base.line, clean_text(path, 1000) or path)
                 out += self._made(base, part.get("id"), touched)
+                attempted = True
             elif base.line is not None and changes_on_server(name, tool_input, base.cwd):
                 # made on the server alone: nothing in the working tree a commit could hold
                 change = ShellChange(base.line, str(name), hosted=True)
                 out += self._made(base, part.get("id"), change)
+                attempted = True
+            if worked is None and isinstance(name, str) and name not in _BOOKKEEPING_TOOLS:
+                worked = name
+        if worked is not None and base.line is not None:
+            kinds = self._calls.setdefault(base.session_id, set())
+            if attempted not in kinds:  # the first of its kind since the request stands for all
+                kinds.add(attempted)
+                call = ToolCall(base.line, clean_text(worked, 200) or "?", attempted)
+                out.append(replace(base, event=call))
         return out
 
     def _origins_set(self, base: Fact, command: str) -> list[Fact]:

@@ -34,13 +34,17 @@ from yzos_jobs.db.queue import NewCandidate
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.name_shingles import shingles, similarity
 from yzos_jobs.importers.session_events import (
+    UNSPACED,
+    UNSPACED_CHARS,
     Commit,
     Event,
     FileTouched,
     Request,
     ShellChange,
+    ToolCall,
     naming_line,
     split_prefix,
+    word_units,
 )
 from yzos_jobs.importers.work_items import WorkItem, work_items
 from yzos_jobs.text import clean_text
@@ -56,10 +60,6 @@ ASKED_CHARS = 500  # of a request's text compared with the request before it
 
 LineKind = Literal["request", "commit", "file"]
 
-# Characters of scripts written without spaces between words (Thai, kana, CJK ideographs):
-# each counts as a word unit.
-_UNSPACED_CHARS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_UNSPACED = re.compile(f"[{_UNSPACED_CHARS}]")
 _HEADING = re.compile(r"^#{1,6}\s+(\S.*)$")
 # A list's mark before the first thing asked ("1. Fix this error:", "- [ ] add tests"):
 # the item, not its number, names the request.
@@ -72,27 +72,17 @@ def collapse(text: str, limit: int) -> str:
     return one if len(one) <= limit else one[: limit - 1].rstrip() + "…"
 
 
-def word_units(text: str) -> int:
-    """Whitespace-separated words, a word in a script without spaces counting one unit per
-    character of that script."""
-    units = 0
-    for word in text.split():
-        unspaced = len(_UNSPACED.findall(word))
-        units += unspaced if unspaced > 1 else 1
-    return units
-
-
 # Where a script written without spaces meets another, a word ends: `同步到/home/me/notes.md里面`
 # ("sync into /home/me/notes.md") is words around a path, not a path.
 _SCRIPT_EDGE = re.compile(
-    f"(?<=[{_UNSPACED_CHARS}])(?=[^\\s{_UNSPACED_CHARS}])"
-    f"|(?<=[^\\s{_UNSPACED_CHARS}])(?=[{_UNSPACED_CHARS}])"
+    f"(?<=[{UNSPACED_CHARS}])(?=[^\\s{UNSPACED_CHARS}])"
+    f"|(?<=[^\\s{UNSPACED_CHARS}])(?=[{UNSPACED_CHARS}])"
 )
 
 
 def is_candidate_title(title: str) -> bool:
     """Two word units, not structural noise, not a line of pasted output."""
-    spaced = _SCRIPT_EDGE.sub(" ", title) if _UNSPACED.search(title) else title
+    spaced = _SCRIPT_EDGE.sub(" ", title) if UNSPACED.search(title) else title
     return (
         word_units(title) >= 2
         and not noise_filter.is_noise(spaced)
@@ -210,8 +200,8 @@ class ClosedSession:
         """Every request and commit, and each file where the session first touched it."""
         lines: list[dict[str, Any]] = []
         for e in self.events:
-            if isinstance(e, ShellChange) or (isinstance(e, FileTouched) and e.again):
-                continue  # a command is how work was done, not what it was
+            if isinstance(e, (ShellChange, ToolCall)) or (isinstance(e, FileTouched) and e.again):
+                continue  # a command or a tool is how work was done, not what it was
             if isinstance(e, Request):
                 lines.append({"line": e.line, "kind": "request", "text": e.asked_for})
             elif isinstance(e, Commit):

@@ -1,6 +1,6 @@
 """What a coding session's log shows, event by event: a request the user typed, a commit the tool
-made, a file it added to the chat or edited, a shell command that changed something. Each rests
-on a line of the file it was read from."""
+made, a file it added to the chat or edited, a shell command that changed something, a tool it
+worked with. Each rests on a line of the file it was read from."""
 
 from __future__ import annotations
 
@@ -21,6 +21,22 @@ def split_prefix(subject: str) -> tuple[str | None, str]:
     if m is None:
         return None, subject.strip()
     return m.group(1) + (m.group(2) or ""), m.group(3).strip()
+
+
+# Characters of scripts written without spaces between words (Thai, kana, CJK ideographs):
+# each counts as a word unit.
+UNSPACED_CHARS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+UNSPACED = re.compile(f"[{UNSPACED_CHARS}]")
+
+
+def word_units(text: str) -> int:
+    """Whitespace-separated words, a word in a script without spaces counting one unit per
+    character of that script."""
+    units = 0
+    for word in text.split():
+        unspaced = len(UNSPACED.findall(word))
+        units += unspaced if unspaced > 1 else 1
+    return units
 
 
 # A greeting or an address alone on a request's first line: one word ending in "!" or ","
@@ -98,4 +114,18 @@ class ShellChange:
     hosted: bool = False
 
 
-Event = Request | Commit | FileTouched | ShellChange
+@dataclass(frozen=True)
+class ToolCall:
+    """The tool worked on the request before it with one of its tools (read, searched, ran a
+    command, asked a subagent, edited): a request answered after such work, with nothing
+    edited, was carried out all the same (a review, an analysis), unless the work tried to
+    change something and that did not come through (an edit rejected, a command that failed:
+    a failed start). The first call after a request stands for the calls after it, and the
+    first that tried a change for those."""
+
+    line: int
+    tool: str
+    attempt: bool = False  # tried to change something (an edit, a command that changes)
+
+
+Event = Request | Commit | FileTouched | ShellChange | ToolCall

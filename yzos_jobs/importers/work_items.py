@@ -16,8 +16,14 @@ commit gathers what the requests before it were for (docs/extraction.md has the 
 Requests after which nothing was edited or committed are work asked for and never carried out
 (the model unreachable, the session interrupted, the history ending): together, one work item.
 A question among them (`Request.question`) belongs to no work item: it is evidence of the
-session. A request typed while the tool was working (`Request.queued`) joins the work in
-progress; so does a slash command's expansion (`Request.command`) unless a commit ended it.
+session. Where runs end at requests, a request the tool worked on with its tools (`ToolCall`: it
+read, searched, ran commands) and answered without editing anything or trying to (an edit
+rejected, a change that failed: a failed start, which the next request corrects), such as a
+review, an analysis or a diagnosis, was carried out too: it is a work item of its own once the
+next request asks for something else. A short reply to it (under SHORT_REPLY_UNITS word units:
+"yes", "do it", "option 2") goes on with it, and so does what that reply leads to. A request
+typed while the tool was working (`Request.queued`) joins the work in progress; so does a slash
+command's expansion (`Request.command`) unless a commit ended it.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
 else by its first request whose title is one; an item with neither is no task candidate. Its
@@ -35,8 +41,14 @@ from yzos_jobs.importers.session_events import (
     FileTouched,
     Request,
     ShellChange,
+    ToolCall,
     split_prefix,
+    word_units,
 )
+
+# A reply under this many word units ("yes", "do it", "ok go ahead") goes on with the request
+# before it rather than asking for something else.
+SHORT_REPLY_UNITS = 4
 
 
 @dataclass
@@ -47,6 +59,8 @@ class WorkItem:
     edited: bool = False
     # edited something in the working tree (a file, or with the shell), not only on the code host
     worked_tree: bool = False
+    worked_on: bool = False  # the tool worked with its tools since the item's last request
+    tried: bool = False  # and tried to change something that did not come through
 
     @property
     def done(self) -> bool:
@@ -114,7 +128,17 @@ def work_items(
             joins = e.queued or (e.command and not committed)  # a commit ended the work
             if (committed or (current.edited and at > last_commit)) and not joins:
                 close()  # a new request after a commit or a run of edits starts the next item
+            elif (
+                runs_end_at_request
+                and current.worked_on
+                and not current.tried
+                and not current.done
+                and not joins
+                and word_units(e.text) >= SHORT_REPLY_UNITS
+            ):
+                close()  # the request before was answered after work on it: its own item
             current.requests.append(e)
+            current.worked_on = current.tried = False
         elif isinstance(e, Commit):
             if not e.work:
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
@@ -129,6 +153,9 @@ def work_items(
                 current = done
             current.commits.append(e)
             committed = True
+        elif isinstance(e, ToolCall):
+            current.worked_on = True
+            current.tried = current.tried or e.attempt
         elif isinstance(e, ShellChange):
             current.edited = True
             current.worked_tree = current.worked_tree or not e.hosted
