@@ -101,7 +101,7 @@ def _lines(items: list[WorkItem]) -> list[list[int]]:
 
 
 def test_a_request_answered_after_work_on_it_is_an_item_once_the_next_asks_for_more() -> None:
-    review = [_typed(1, "review the payment module for races"), ToolCall(2, "Read")]
+    review = [_typed(1, "review the payment module for races"), ToolCall(2)]
     fix = [_typed(3, "now add a lock around the refund path"), FileTouched(4, "refund.py")]
     items, idle = work_items([*review, *fix], runs_end_at_request=True)
     assert _lines(items) == [[1], [3]] and not idle
@@ -120,7 +120,7 @@ def test_a_request_answered_after_work_on_it_is_an_item_once_the_next_asks_for_m
 def test_a_failed_start_goes_on_with_the_request_that_corrects_it() -> None:
     # the tool read, then tried an edit the person rejected (no FileTouched): the correction
     # typed after it carries the same work out
-    tried = [_typed(1, "add a settings page"), ToolCall(2, "Read"), ToolCall(3, "Edit", True)]
+    tried = [_typed(1, "add a settings page"), ToolCall(2), ToolCall(3, True)]
     again = [_typed(4, "I rejected it by mistake, add it again"), FileTouched(5, "settings.py")]
     items, _ = work_items([*tried, *again], runs_end_at_request=True)
     assert _lines(items) == [[1, 4]]
@@ -129,9 +129,35 @@ def test_a_failed_start_goes_on_with_the_request_that_corrects_it() -> None:
 def test_a_question_answered_after_a_look_is_evidence_of_the_session() -> None:
     events = [
         _typed(1, "where is the retry policy set?"),
-        ToolCall(2, "Grep"),
+        ToolCall(2),
         _typed(3, "raise the retry limit to five"),
         FileTouched(4, "retry.py"),
     ]
     items, idle = work_items(events, runs_end_at_request=True)
     assert _lines(items) == [[3]] and [q.line for q in idle] == [1]
+
+
+def test_a_request_queued_during_the_work_goes_on_with_it() -> None:
+    queued = Request(3, "and check the refund module the same way", "and check…", queued=True)
+    events = [
+        _typed(1, "review the payment module for races"),
+        ToolCall(2),
+        queued,
+        _typed(5, "now add a lock around the refund path"),
+        FileTouched(6, "refund.py"),
+    ]
+    items, _ = work_items(events, runs_end_at_request=True)
+    assert _lines(items) == [[1, 3], [5]]
+
+
+def test_a_commit_after_a_check_of_the_work_holds_the_run_it_checked() -> None:
+    events = [
+        _typed(1, "add a dark mode toggle to the settings page"),
+        FileTouched(2, "settings.tsx"),
+        _typed(3, "run the tests and check everything passes"),
+        ToolCall(4),
+        _typed(5, "great, commit and push it"),
+        Commit(6, "a1b2c3d", "Add a dark mode toggle"),
+    ]
+    [item], _ = work_items(events, runs_end_at_request=True)
+    assert [r.line for r in item.requests] == [1, 3, 5] and item.commits

@@ -57,12 +57,11 @@ from yzos_jobs.importers.closed_session import (
     Request,
     ShellChange,
     title_of,
-    word_units,
 )
 from yzos_jobs.importers.offered_choice import chosen_option
 from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, record_key
-from yzos_jobs.importers.session_events import ToolCall
+from yzos_jobs.importers.session_events import ToolCall, word_units
 from yzos_jobs.importers.shell_commands import (
     COMMAND_CHARS,
     clone_folder,
@@ -545,10 +544,9 @@ class TranscriptReader:
 
     def _tool_calls(self, base: Fact, content: list[Any]) -> list[Fact]:
         out: list[Fact] = []
-        # The record's first call of a tool that worked on the request, and whether any of its
-        # calls tried to change something (made, rejected or failed): one ToolCall stands for all
-        worked: str | None = None
-        attempted = False
+        # Whether a call of the record worked on the request, and whether one tried to change
+        # something (made, rejected or failed): one ToolCall stands for all
+        worked = attempted = False
         for part in content:
             if not isinstance(part, dict) or part.get("type") != "tool_use":
                 continue
@@ -620,14 +618,12 @@ class TranscriptReader:
                 change = ShellChange(base.line, str(name), hosted=True)
                 out += self._made(base, part.get("id"), change)
                 attempted = True
-            if worked is None and isinstance(name, str) and name not in _BOOKKEEPING_TOOLS:
-                worked = name
-        if worked is not None and base.line is not None:
+            worked = worked or (isinstance(name, str) and name not in _BOOKKEEPING_TOOLS)
+        if worked and base.line is not None:
             kinds = self._calls.setdefault(base.session_id, set())
             if attempted not in kinds:  # the first of its kind since the request stands for all
                 kinds.add(attempted)
-                call = ToolCall(base.line, clean_text(worked, 200) or "?", attempted)
-                out.append(replace(base, event=call))
+                out.append(replace(base, event=ToolCall(base.line, attempted)))
         return out
 
     def _origins_set(self, base: Fact, command: str) -> list[Fact]:

@@ -291,8 +291,10 @@ class ClosedSession:
         continues, or None; such a work item is a sighting of that task.
         `asked_again_similarity`: see `tasks`."""
         rows: list[NewCandidate] = []
-        if self.segment > 1 and not self.events:
-            return rows  # only time passed: the session's end moves, nothing new to judge
+        if self.segment > 1 and all(isinstance(e, ToolCall) for e in self.events):
+            # only time passed, or the tool went on with its tools for a request of an earlier
+            # segment: the session's end moves, nothing new to judge
+            return rows
         where = self.project_path or "an unknown repository"
         head = f"{_TOOL_NAMES[self.source]} session in {where}"
         if self.project:

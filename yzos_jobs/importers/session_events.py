@@ -124,7 +124,6 @@ class ToolCall:
     first that tried a change for those."""
 
     line: int
-    tool: str
     attempt: bool = False  # tried to change something (an edit, a command that changes)
 
 

@@ -59,8 +59,11 @@ class WorkItem:
     edited: bool = False
     # edited something in the working tree (a file, or with the shell), not only on the code host
     worked_tree: bool = False
-    worked_on: bool = False  # the tool worked with its tools since the item's last request
-    tried: bool = False  # and tried to change something that did not come through
+    # Since the item's last request the tool worked with its tools, and (`tried`) some call
+    # tried to change something: with nothing edited (`edited` wins), a change that did not
+    # come through
+    worked_on: bool = False
+    tried: bool = False
 
     @property
     def done(self) -> bool:
@@ -81,17 +84,21 @@ class WorkItem:
         return sorted({e.line for e in [*self.requests, *self.commits]})
 
 
-def _one_run_uncommitted(items: list[WorkItem]) -> bool:
-    """Whether the last item is a run of edits with no commit, and the only one since the last
-    commit (several are what a commit "of them all" is of: it stays an item of its own). A run
-    that changed only what is on the code host (issues filed) left nothing the commit holds."""
+def _one_run_uncommitted(items: list[WorkItem]) -> int | None:
+    """Where the one run of edits with no commit since the last commit is, if there is one: the
+    last item, or one followed only by requests answered without edits (a test run, a check of
+    the work), which a commit then holds with it. Several runs are what a commit "of them all" is
+    of: it stays an item of its own. A run that changed only what is on the code host (issues
+    filed) left nothing the commit holds."""
     uncommitted = []
-    for item in reversed(items):
-        if item.commits:
+    for at in range(len(items) - 1, -1, -1):
+        if items[at].commits:
             break
-        if item.edited:
-            uncommitted.append(item)
-    return len(uncommitted) == 1 and uncommitted[0] is items[-1] and items[-1].worked_tree
+        if items[at].edited:
+            uncommitted.append(at)
+    if len(uncommitted) != 1 or not items[uncommitted[0]].worked_tree:
+        return None
+    return uncommitted[0]
 
 
 def work_items(
@@ -132,24 +139,30 @@ def work_items(
                 runs_end_at_request
                 and current.worked_on
                 and not current.tried
-                and not current.done
                 and not joins
                 and word_units(e.text) >= SHORT_REPLY_UNITS
             ):
                 close()  # the request before was answered after work on it: its own item
             current.requests.append(e)
-            current.worked_on = current.tried = False
+            if not joins:  # the work on the request before goes on
+                current.worked_on = current.tried = False
         elif isinstance(e, Commit):
             if not e.work:
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
             if committed:
                 close()  # a commit after a commit: the next work item
-            elif runs_end_at_request and not current.edited and _one_run_uncommitted(items):
+            elif (
+                runs_end_at_request
+                and not current.edited
+                and (run := _one_run_uncommitted(items)) is not None
+            ):
                 # nothing edited since the one run of edits not committed yet: the commit is of
-                # that run, and the requests since ("commit it") are that item's too
-                done = items.pop()
-                done.requests += current.requests
-                done.files += current.files
+                # that run, and the requests since ("run the tests", "commit it") are its too
+                done, since = items[run], items[run + 1 :]
+                del items[run:]
+                for later in [*since, current]:
+                    done.requests += later.requests
+                    done.files += later.files
                 current = done
             current.commits.append(e)
             committed = True

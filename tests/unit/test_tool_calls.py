@@ -1,0 +1,107 @@
+"""What a Claude Code transcript's tool calls say of the work on a request: that the tool worked
+on it (read, searched, ran commands) or tried to change something, one event standing for the
+calls after a request; its own bookkeeping is no work, nor is anything a subagent did."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from yzos_jobs.importers.closed_session import ClosedSession
+from yzos_jobs.importers.session_events import Request, ToolCall
+from yzos_jobs.importers.transcript_session import transcript_sessions
+
+CWD = "/home/me/shop"
+
+
+def _record(n: int, kind: str, content: Any) -> dict[str, Any]:
+    return {
+        "uuid": f"u{n}",
+        "sessionId": "s1",
+        "cwd": CWD,
+        "gitBranch": "main",
+        "type": kind,
+        "message": {"role": kind, "content": content},
+        "timestamp": f"2026-11-04T10:00:{n:02d}Z",
+    }
+
+
+def _call(n: int, name: str, tool_input: dict[str, Any], result: str) -> list[dict[str, Any]]:
+    use = {"type": "tool_use", "id": f"t{n}", "name": name, "input": tool_input}
+    done = {"type": "tool_result", "tool_use_id": f"t{n}", "content": result}
+    return [_record(n, "assistant", [use]), _record(n + 1, "user", [done])]
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _events(*files: Path) -> list[Any]:
+    [session] = transcript_sessions(list(files))
+    return session.events
+
+
+LOCK = "now add a lock around the refund path"
+REVIEW = [
+    _record(1, "user", "review the checkout module for race conditions"),
+    *_call(2, "TodoWrite", {"todos": []}, "ok"),
+    *_call(4, "Read", {"file_path": f"{CWD}/checkout.py"}, "def pay(): ..."),
+    *_call(6, "Grep", {"pattern": "lock", "path": CWD}, "no matches"),
+    _record(8, "assistant", [{"type": "text", "text": "Two races: the refund path and ..."}]),
+    _record(9, "user", LOCK),
+    *_call(10, "Edit", {"file_path": f"{CWD}/refund.py"}, "The file has been updated."),
+]
+
+
+def test_the_first_call_after_a_request_stands_for_the_work_on_it(tmp_path: Path) -> None:
+    events = _events(_write(tmp_path / "s1.jsonl", REVIEW))
+    kinds = [(type(e).__name__, e.line) for e in events if not isinstance(e, Request)]
+    # the to-do list (line 2) is bookkeeping; the read (4) stands for the search (6) after it;
+    # the edit (10) tried a change, and is the edit it made
+    assert kinds == [("ToolCall", 4), ("ToolCall", 10), ("FileTouched", 10)]
+    assert [e.attempt for e in events if isinstance(e, ToolCall)] == [False, True]
+    [session] = transcript_sessions([tmp_path / "s1.jsonl"])
+    # the review answered in text is an item of its own, the lock another
+    assert [[r.line for r in t.item.requests] for t in session.tasks()] == [[1], [9]]
+
+
+def test_bookkeeping_alone_is_no_work_on_a_request(tmp_path: Path) -> None:
+    only_books = [
+        REVIEW[0],
+        *_call(2, "TodoWrite", {"todos": []}, "ok"),
+        *_call(4, "AskUserQuestion", {"questions": []}, "the refund path"),
+        *REVIEW[7:],
+    ]
+    path = _write(tmp_path / "s1.jsonl", only_books)
+    assert not [e for e in _events(path) if isinstance(e, ToolCall) and not e.attempt]
+    [session] = transcript_sessions([path])
+    # nothing worked on the review: the request after it carries it on, as one item
+    [task] = session.tasks()
+    assert [r.title for r in task.item.requests] == [REVIEW[0]["message"]["content"], LOCK]
+
+
+def test_a_subagents_calls_are_not_the_sessions(tmp_path: Path) -> None:
+    asked = [REVIEW[0], _record(2, "assistant", [{"type": "text", "text": "Looking."}])]
+    main = _write(tmp_path / "s1.jsonl", [*asked, *REVIEW[7:]])
+    helper = [{**r, "isSidechain": True} for r in _call(50, "Read", {"file_path": "x"}, "…")]
+    side = _write(tmp_path / "s1" / "subagents" / "agent-a1.jsonl", helper)
+    assert not [e for e in _events(main, side) if isinstance(e, ToolCall) and not e.attempt]
+
+
+def test_a_later_segment_of_tool_calls_alone_proposes_nothing() -> None:
+    # the tool went on reading for a request of the segment before: nothing new to judge
+    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
+
+    def segment(*events: Any) -> ClosedSession:
+        return ClosedSession("claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, [*events], 2)
+
+    assert segment(ToolCall(40)).candidates(limit=500) == []
+    asked = Request(41, "add a refund test", "add a refund test")
+    assert [c.suggested_kind for c in segment(ToolCall(40), asked).candidates(limit=500)] == [
+        "project",
+        "task",
+    ]
