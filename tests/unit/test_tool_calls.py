@@ -63,7 +63,7 @@ def test_the_first_call_after_a_request_stands_for_the_work_on_it(tmp_path: Path
     # the to-do list (line 2) is bookkeeping; the read (4) stands for the search (6) after it;
     # the edit (10) tried a change, and is the edit it made
     assert kinds == [("ToolCall", 4), ("ToolCall", 10), ("FileTouched", 10)]
-    assert [e.attempt for e in events if isinstance(e, ToolCall)] == [False, True]
+    assert [e.tried for e in events if isinstance(e, ToolCall)] == [False, True]
     [session] = transcript_sessions([tmp_path / "s1.jsonl"])
     # the review answered in text is an item of its own, the lock another
     assert [[r.line for r in t.item.requests] for t in session.tasks()] == [[1], [9]]
@@ -77,7 +77,7 @@ def test_bookkeeping_alone_is_no_work_on_a_request(tmp_path: Path) -> None:
         *REVIEW[7:],
     ]
     path = _write(tmp_path / "s1.jsonl", only_books)
-    assert not [e for e in _events(path) if isinstance(e, ToolCall) and not e.attempt]
+    assert not [e for e in _events(path) if isinstance(e, ToolCall) and not e.tried]
     [session] = transcript_sessions([path])
     # nothing worked on the review: the request after it carries it on, as one item
     [task] = session.tasks()
@@ -89,7 +89,7 @@ def test_a_subagents_calls_are_not_the_sessions(tmp_path: Path) -> None:
     main = _write(tmp_path / "s1.jsonl", [*asked, *REVIEW[7:]])
     helper = [{**r, "isSidechain": True} for r in _call(50, "Read", {"file_path": "x"}, "…")]
     side = _write(tmp_path / "s1" / "subagents" / "agent-a1.jsonl", helper)
-    assert not [e for e in _events(main, side) if isinstance(e, ToolCall) and not e.attempt]
+    assert not [e for e in _events(main, side) if isinstance(e, ToolCall) and not e.tried]
 
 
 def test_a_later_segment_of_tool_calls_alone_proposes_nothing() -> None:
@@ -105,3 +105,48 @@ def test_a_later_segment_of_tool_calls_alone_proposes_nothing() -> None:
         "project",
         "task",
     ]
+
+
+def _tool_calls(path: Path) -> list[tuple[int, bool]]:
+    return [(e.line, e.tried) for e in _events(path) if isinstance(e, ToolCall)]
+
+
+def test_git_alone_is_no_work_on_a_request_and_a_commit_tries_a_change(tmp_path: Path) -> None:
+    def calls(command: str, result: str) -> list[tuple[int, bool]]:
+        records = [REVIEW[0], *_call(2, "Bash", {"command": command}, result)]
+        return _tool_calls(_write(tmp_path / "s1.jsonl", records))
+
+    assert calls("git status && git log --oneline | head -5", "nothing to commit") == []
+    assert calls("git add -A && git push origin main", "main -> main") == []
+    assert calls("git tag v0.1.0 && git push --tags", "new tag") == [(2, False)]
+    assert calls("npm test", "12 passing") == [(2, False)]
+    # a commit tried: where git refused it (a hook failed) the work came to nothing
+    assert calls("git commit -m 'Lock refunds'", "pre-commit hook failed") == [(2, True)]
+
+
+def test_a_start_the_person_stopped_is_a_failed_start(tmp_path: Path) -> None:
+    read = _call(2, "Read", {"file_path": f"{CWD}/checkout.py"}, "def pay(): ...")
+    rejected = {
+        "type": "tool_result",
+        "tool_use_id": "t2",
+        "is_error": True,
+        "content": "The user doesn't want to proceed with this tool use. The tool use was rejected",
+    }
+    stopped = [read[0], _record(3, "user", [rejected])]
+    path = _write(tmp_path / "s1.jsonl", [REVIEW[0], *stopped])
+    assert _tool_calls(path) == [(2, False), (3, True)]
+    interrupted = _record(4, "user", [{"type": "text", "text": "[Request interrupted by user]"}])
+    path = _write(tmp_path / "s1.jsonl", [REVIEW[0], *read, interrupted])
+    assert _tool_calls(path) == [(2, False), (4, True)]
+    # the correction typed after it carries the same work on: one item
+    correction = _record(5, "user", "wait, only the refund function, leave pay alone")
+    edit = _call(6, "Edit", {"file_path": f"{CWD}/refund.py"}, "The file has been updated.")
+    path = _write(tmp_path / "s1.jsonl", [REVIEW[0], *read, interrupted, correction, *edit])
+    [session] = transcript_sessions([path])
+    [task] = session.tasks()
+    assert [r.line for r in task.item.requests] == [1, 5]
+
+
+def test_a_change_on_an_mcp_server_is_a_change_tried(tmp_path: Path) -> None:
+    made = _call(2, "mcp__github__create_issue", {"owner": "me", "repo": "shop"}, "#12 created")
+    assert _tool_calls(_write(tmp_path / "s1.jsonl", [REVIEW[0], *made])) == [(2, True)]

@@ -126,7 +126,7 @@ def test_a_failed_start_goes_on_with_the_request_that_corrects_it() -> None:
     assert _lines(items) == [[1, 4]]
 
 
-def test_a_question_answered_after_a_look_is_evidence_of_the_session() -> None:
+def test_a_question_answered_after_a_look_goes_on_with_the_work_after_it() -> None:
     events = [
         _typed(1, "where is the retry policy set?"),
         ToolCall(2),
@@ -134,7 +134,23 @@ def test_a_question_answered_after_a_look_is_evidence_of_the_session() -> None:
         FileTouched(4, "retry.py"),
     ]
     items, idle = work_items(events, runs_end_at_request=True)
-    assert _lines(items) == [[3]] and [q.line for q in idle] == [1]
+    assert _lines(items) == [[1, 3]] and not idle
+    # a question the session ends on is evidence of the session
+    items, idle = work_items(events[:2], runs_end_at_request=True)
+    assert not items and [q.line for q in idle] == [1]
+
+
+def test_a_reply_of_four_word_units_asks_for_something_else() -> None:
+    review = [_typed(1, "review the payment module for races"), ToolCall(2)]
+    for reply, parted in (
+        ("ok go ahead", False),
+        ("now lock the refunds", True),
+        ("开发继", False),  # a word unit per character of a script written without spaces
+        ("加个测试", True),
+    ):
+        events = [*review, _typed(3, reply), FileTouched(4, "refund.py")]
+        items, _ = work_items(events, runs_end_at_request=True)
+        assert _lines(items) == ([[1], [3]] if parted else [[1, 3]]), reply
 
 
 def test_a_request_queued_during_the_work_goes_on_with_it() -> None:

@@ -27,6 +27,10 @@ a record gives (a `Fact`):
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names, or an MCP
   server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`),
   once the call's result shows the edit was made (not rejected by the person, not an error).
+- a tool call (`ToolCall`): the first call after a request of a tool that worked on it (not the
+  session's bookkeeping: a to-do list, plan mode, a question put, a tool looked up; not git
+  alone showing or shipping the work), and the first that tried a change (an edit, a changing
+  command, a commit) or that the person stopped (a call rejected, the turn interrupted).
 - where the repository is: the record's `cwd`; and, when the cwd is a git worktree, its main
   repository where the transcript shows it (a `.git/worktrees/<name>` path in a command's output,
   `git worktree list` naming the main worktree first, `<repo>/.claude/worktrees/<name>` as the
@@ -75,7 +79,7 @@ from yzos_jobs.importers.shell_commands import (
     made_folders,
     runs_clone,
 )
-from yzos_jobs.importers.shell_effects import where_it_changes
+from yzos_jobs.importers.shell_effects import only_version_control, where_it_changes
 from yzos_jobs.text import clean_text
 
 SUBAGENTS = "subagents"
@@ -84,6 +88,12 @@ CWD_CHARS = 1000
 _MACHINE_FLAGS = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
 _API_ERROR = "isApiErrorMessage"  # an assistant turn Claude Code wrote itself: an API's error
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+# What Claude Code writes where the person stopped the work: a call rejected, the turn
+# interrupted (the marker, or the result of the call it cut short)
+_STOPPED = re.compile(
+    r"The user doesn't want to (?:proceed|take this action)|\[Request interrupted by user"
+    r"|User rejected (?:tool use|update to)"
+)
 _OPENING = re.compile(r"<([A-Za-z][\w:.-]*)(?:\s[^<>]*)?>")
 _CLOSING = re.compile(r"</([A-Za-z][\w:.-]*)\s*>")
 _BLANK_FIRST = re.compile(r"[ \t]*\n[ \t]*\n")
@@ -469,6 +479,8 @@ class TranscriptReader:
         # Each content part is a paragraph of its own: the IDE's `<ide_opened_file>` part is
         # followed by the typed one, which does not continue the tag.
         written = "\n\n".join(_text_parts(content))
+        if _INTERRUPTED.match(written.strip()):
+            return [base, *self._worked_on(base, tried=True)]
         typed = typed_text(written)
         if not typed and line is not None and (message := command_message(written)) is not None:
             self._command = _Command(base, message)
@@ -546,7 +558,7 @@ class TranscriptReader:
         out: list[Fact] = []
         # Whether a call of the record worked on the request, and whether one tried to change
         # something (made, rejected or failed): one ToolCall stands for all
-        worked = attempted = False
+        worked = tried = False
         for part in content:
             if not isinstance(part, dict) or part.get("type") != "tool_use":
                 continue
@@ -559,6 +571,11 @@ class TranscriptReader:
             if name == "Bash" and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 called = part.get("id")
+                commits = git_commit_end(command) is not None
+                if commits:
+                    tried = True  # a commit tried: made, it is the commit; failed, a start
+                elif not worked and ("git" not in command or not only_version_control(command)):
+                    worked = True  # version control alone carries out the work before it
                 if (
                     base.line is not None
                     and isinstance(called, str)
@@ -566,7 +583,7 @@ class TranscriptReader:
                 ):
                     shown = clean_text(command, COMMAND_CHARS) or command
                     change = ShellChange(base.line, shown, hosted=where == "code host")
-                    attempted = True
+                    tried = True
                     self._changes[called] = Fact(
                         base.uuid, base.session_id, base.line, base.at, base.cwd, change
                     )
@@ -596,7 +613,7 @@ class TranscriptReader:
                     and isinstance(called, str)
                 ):
                     self._listings.add(called)
-                if git_commit_end(command) is not None and isinstance(part.get("id"), str):
+                if commits and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
                         base.uuid,
@@ -612,19 +629,27 @@ class TranscriptReader:
             elif base.line is not None and (path := written_path(name, tool_input, base.cwd)):
                 touched = FileTouched(base.line, clean_text(path, 1000) or path)
                 out += self._made(base, part.get("id"), touched)
-                attempted = True
+                tried = True
             elif base.line is not None and changes_on_server(name, tool_input, base.cwd):
                 # made on the server alone: nothing in the working tree a commit could hold
                 change = ShellChange(base.line, str(name), hosted=True)
                 out += self._made(base, part.get("id"), change)
-                attempted = True
-            worked = worked or (isinstance(name, str) and name not in _BOOKKEEPING_TOOLS)
-        if worked and base.line is not None:
-            kinds = self._calls.setdefault(base.session_id, set())
-            if attempted not in kinds:  # the first of its kind since the request stands for all
-                kinds.add(attempted)
-                out.append(replace(base, event=ToolCall(base.line, attempted)))
-        return out
+                tried = True
+            elif isinstance(name, str) and name not in _BOOKKEEPING_TOOLS:
+                worked = True
+        return [*out, *self._worked_on(base, tried)] if worked or tried else out
+
+    def _worked_on(self, base: Fact, tried: bool) -> list[Fact]:
+        """The ToolCall of a record of the main transcript, unless one of its kind (`tried`: a
+        change tried, or the work stopped by the person) was given since the session's last
+        request: the first stands for the rest."""
+        if base.line is None:
+            return []  # a subagent's work: its result is the session's, not its calls
+        kinds = self._calls.setdefault(base.session_id, set())
+        if tried in kinds:
+            return []
+        kinds.add(tried)
+        return [replace(base, event=ToolCall(base.line, tried))]
 
     def _origins_set(self, base: Fact, command: str) -> list[Fact]:
         """The remote a command sets as a repository's origin, with the folder it ran in (none of
@@ -672,6 +697,8 @@ class TranscriptReader:
                 continue
             text = _result_text(part)
             out += self._root_marks(base, text)
+            if part.get("is_error") and _STOPPED.search(text[:500]):
+                out += self._worked_on(base, tried=True)
             if "(fetch)" in text or "To " in text:
                 out += [replace(base, remote=name) for name in repo.remote_names(text)]
             call_id = str(part.get("tool_use_id"))

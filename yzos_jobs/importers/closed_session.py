@@ -4,7 +4,8 @@ the line-level candidates drawn from them.
 
 Structure only decides what a candidate is:
 - The unit is the work item (`work_items`): the requests that lead to one commit, or to one run
-  of applied edits, or that were never carried out, are one task candidate, named by the
+  of applied edits, or (Claude Code) to an answer the tool worked out with its tools, or that
+  were never carried out, are one task candidate, named by the
   commit's subject (conventional prefix kept as metadata) where there is one, else by its first
   request. Its other requests, commits and files are its evidence (the candidate's context); a
   question after which nothing was edited or committed is evidence of the session (the project

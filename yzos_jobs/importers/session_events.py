@@ -117,14 +117,15 @@ class ShellChange:
 @dataclass(frozen=True)
 class ToolCall:
     """The tool worked on the request before it with one of its tools (read, searched, ran a
-    command, asked a subagent, edited): a request answered after such work, with nothing
-    edited, was carried out all the same (a review, an analysis), unless the work tried to
-    change something and that did not come through (an edit rejected, a command that failed:
-    a failed start). The first call after a request stands for the calls after it, and the
-    first that tried a change for those."""
+    command, asked a subagent, edited). A request answered after such work, with nothing edited,
+    was carried out all the same (a review, an analysis), unless the work `tried` to change
+    something that did not come through (an edit rejected, a command that failed) or the person
+    stopped it (a call rejected, the turn interrupted): a failed start. Git alone, showing the
+    work done or carrying it to the remote, is no such work. The first call after a request
+    stands for the calls after it, and the first that tried a change or was stopped for those."""
 
     line: int
-    attempt: bool = False  # tried to change something (an edit, a command that changes)
+    tried: bool = False  # tried to change something, or stopped by the person
 
 
 Event = Request | Commit | FileTouched | ShellChange | ToolCall

@@ -163,6 +163,43 @@ def where_it_changes(command: str) -> Literal["here", "code host"] | None:
     return found
 
 
+# Commands that only move between folders or cut down what another printed (`git log | head`)
+_BESIDE_GIT = frozenset({"cd", "pushd", "popd", "head", "tail", "grep", "wc", "sort", "uniq"})
+# What git does that shows the work done or carries it to the remote: not work of its own
+_GIT_SHOWS_OR_SHIPS = frozenset(
+    {"status", "log", "diff", "show", "add", "push", "pull", "fetch", "remote", "rev-parse"}
+    | {"ls-files", "shortlog", "blame", "reflog"}
+)
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree"})
+
+
+def only_version_control(command: str) -> bool:
+    """Whether `command` only shows the work done or carries it to the remote with git (`git
+    status`, `git log | head`, `git add -A && git push`; a `cd` between them aside): version
+    control, which carries out the work before it rather than working on a request. A tag, a
+    merge, a rebase or a reset made is work of its own."""
+    programs = {_program_of(words) for words in _simple_commands(command)}
+    if "git" not in programs or not programs <= {"git", *_BESIDE_GIT}:
+        return False
+    for words in _simple_commands(command):
+        run = _without_prefixes([_unquoted(w) for w in words])
+        if (
+            run
+            and run[0].rsplit("/", 1)[-1] == "git"
+            and _git_subcommand(run[1:]) not in (_GIT_SHOWS_OR_SHIPS)
+        ):
+            return False
+    return True
+
+
+def _git_subcommand(args: list[str]) -> str:
+    """`-C repo --no-pager log -5` → `log`."""
+    at = 0
+    while at < len(args) and args[at].startswith("-"):
+        at += 2 if args[at] in _GIT_VALUED else 1
+    return args[at] if at < len(args) else ""
+
+
 def _changing_commands(command: str, depth: int) -> Iterator[list[str]]:
     """The words of each simple command of `command` that changes something."""
     if depth > MAX_DEPTH or not _may_change(command):

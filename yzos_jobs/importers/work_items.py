@@ -17,11 +17,13 @@ Requests after which nothing was edited or committed are work asked for and neve
 (the model unreachable, the session interrupted, the history ending): together, one work item.
 A question among them (`Request.question`) belongs to no work item: it is evidence of the
 session. Where runs end at requests, a request the tool worked on with its tools (`ToolCall`: it
-read, searched, ran commands) and answered without editing anything or trying to (an edit
-rejected, a change that failed: a failed start, which the next request corrects), such as a
-review, an analysis or a diagnosis, was carried out too: it is a work item of its own once the
-next request asks for something else. A short reply to it (under SHORT_REPLY_UNITS word units:
-"yes", "do it", "option 2") goes on with it, and so does what that reply leads to. A request
+read, searched, ran commands) without editing anything, trying to or being stopped (an edit
+rejected, a change that failed, the turn interrupted: a failed start, which the next request
+corrects), such as a review, an analysis or a diagnosis, was carried out too: it is a work item
+of its own once the next request asks for something else. A short reply to it (under
+SHORT_REPLY_UNITS word units: "yes", "do it", "option 2") goes on with it, and so does what that
+reply leads to; a question so worked on goes on with the work after it, as one not worked on
+does. A request
 typed while the tool was working (`Request.queued`) joins the work in progress; so does a slash
 command's expansion (`Request.command`) unless a commit ended it.
 
@@ -60,8 +62,8 @@ class WorkItem:
     # edited something in the working tree (a file, or with the shell), not only on the code host
     worked_tree: bool = False
     # Since the item's last request the tool worked with its tools, and (`tried`) some call
-    # tried to change something: with nothing edited (`edited` wins), a change that did not
-    # come through
+    # tried a change or the person stopped the work: with nothing edited (`edited` wins), a
+    # failed start
     worked_on: bool = False
     tried: bool = False
 
@@ -84,21 +86,22 @@ class WorkItem:
         return sorted({e.line for e in [*self.requests, *self.commits]})
 
 
-def _one_run_uncommitted(items: list[WorkItem]) -> int | None:
-    """Where the one run of edits with no commit since the last commit is, if there is one: the
-    last item, or one followed only by requests answered without edits (a test run, a check of
-    the work), which a commit then holds with it. Several runs are what a commit "of them all" is
-    of: it stays an item of its own. A run that changed only what is on the code host (issues
-    filed) left nothing the commit holds."""
+def _held_by_commit(items: list[WorkItem]) -> int:
+    """From which item on a commit made with nothing edited since holds the items before it:
+    the one run of edits not committed yet, where it is the only one since the last commit, and
+    the requests answered without edits after it (a test run, a check of that work); else none
+    (len(items)). Several runs are what a commit "of them all" is of: it holds none of them; nor
+    does it hold requests answered with no run before them, which were work of their own. A run
+    that changed only what is on the code host (issues filed) left nothing the commit holds."""
     uncommitted = []
     for at in range(len(items) - 1, -1, -1):
         if items[at].commits:
             break
         if items[at].edited:
             uncommitted.append(at)
-    if len(uncommitted) != 1 or not items[uncommitted[0]].worked_tree:
-        return None
-    return uncommitted[0]
+    if len(uncommitted) == 1 and items[uncommitted[0]].worked_tree:
+        return uncommitted[0]
+    return len(items)
 
 
 def work_items(
@@ -140,6 +143,7 @@ def work_items(
                 and current.worked_on
                 and not current.tried
                 and not joins
+                and not all(r.question for r in current.requests)  # asked about, not for
                 and word_units(e.text) >= SHORT_REPLY_UNITS
             ):
                 close()  # the request before was answered after work on it: its own item
@@ -154,12 +158,12 @@ def work_items(
             elif (
                 runs_end_at_request
                 and not current.edited
-                and (run := _one_run_uncommitted(items)) is not None
+                and (held := _held_by_commit(items)) < len(items)
             ):
                 # nothing edited since the one run of edits not committed yet: the commit is of
                 # that run, and the requests since ("run the tests", "commit it") are its too
-                done, since = items[run], items[run + 1 :]
-                del items[run:]
+                done, since = items[held], items[held + 1 :]
+                del items[held:]
                 for later in [*since, current]:
                     done.requests += later.requests
                     done.files += later.files
@@ -168,7 +172,7 @@ def work_items(
             committed = True
         elif isinstance(e, ToolCall):
             current.worked_on = True
-            current.tried = current.tried or e.attempt
+            current.tried = current.tried or e.tried
         elif isinstance(e, ShellChange):
             current.edited = True
             current.worked_tree = current.worked_tree or not e.hosted
