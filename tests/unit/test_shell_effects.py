@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from yzos_jobs.importers.shell_effects import changes_something
+from yzos_jobs.importers.shell_effects import changes_something, only_version_control
 
 
 @pytest.mark.parametrize(
@@ -132,3 +132,21 @@ def test_hostile_commands_are_read_in_time_and_without_a_crash() -> None:
     # a word of many long variables is not expanded past a path's length
     long = "A=" + "x" * 50_000 + "\necho " + "$A" * 25_000 + " > /tmp/out"
     assert not changes_something(long)
+
+
+@pytest.mark.parametrize(
+    ("command", "only_git"),
+    [
+        ("git status", True),
+        ("cd ~/shop && git add -A && git push origin main", True),
+        ("git -C /srv/shop --no-pager log --oneline | head -5", True),
+        ("sudo git pull --rebase", True),
+        ("git tag v0.1.0 && git push --tags", False),  # a release made: work of its own
+        ("git merge feature/refunds", False),
+        ("git diff && npm test", False),
+        ("grep -rn TODO src", False),
+        ("", False),
+    ],
+)
+def test_git_that_only_shows_or_ships_the_work(command: str, only_git: bool) -> None:
+    assert only_version_control(command) is only_git

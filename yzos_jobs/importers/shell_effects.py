@@ -178,18 +178,17 @@ def only_version_control(command: str) -> bool:
     status`, `git log | head`, `git add -A && git push`; a `cd` between them aside): version
     control, which carries out the work before it rather than working on a request. A tag, a
     merge, a rebase or a reset made is work of its own."""
-    programs = {_program_of(words) for words in _simple_commands(command)}
-    if "git" not in programs or not programs <= {"git", *_BESIDE_GIT}:
-        return False
+    ran_git = False
     for words in _simple_commands(command):
         run = _without_prefixes([_unquoted(w) for w in words])
-        if (
-            run
-            and run[0].rsplit("/", 1)[-1] == "git"
-            and _git_subcommand(run[1:]) not in (_GIT_SHOWS_OR_SHIPS)
-        ):
+        program = run[0].rsplit("/", 1)[-1] if run else ""
+        if program == "git":
+            if _git_subcommand(run[1:]) not in _GIT_SHOWS_OR_SHIPS:
+                return False
+            ran_git = True
+        elif program not in _BESIDE_GIT:
             return False
-    return True
+    return ran_git
 
 
 def _git_subcommand(args: list[str]) -> str:

@@ -23,9 +23,8 @@ corrects), such as a review, an analysis or a diagnosis, was carried out too: it
 of its own once the next request asks for something else. A short reply to it (under
 SHORT_REPLY_UNITS word units: "yes", "do it", "option 2") goes on with it, and so does what that
 reply leads to; a question so worked on goes on with the work after it, as one not worked on
-does. A request
-typed while the tool was working (`Request.queued`) joins the work in progress; so does a slash
-command's expansion (`Request.command`) unless a commit ended it.
+does. A request typed while the tool was working (`Request.queued`) joins the work in progress;
+so does a slash command's expansion (`Request.command`) unless a commit ended it.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
 else by its first request whose title is one; an item with neither is no task candidate. Its
