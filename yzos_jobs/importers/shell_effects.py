@@ -180,10 +180,9 @@ def only_version_control(command: str) -> bool:
     merge, a rebase or a reset made is work of its own."""
     ran_git = False
     for words in _simple_commands(command):
-        run = _without_prefixes([_unquoted(w) for w in words])
-        program = run[0].rsplit("/", 1)[-1] if run else ""
+        program = _program_of(words)
         if program == "git":
-            if _git_subcommand(run[1:]) not in _GIT_SHOWS_OR_SHIPS:
+            if _git_subcommand(_run_of(words)[1:]) not in _GIT_SHOWS_OR_SHIPS:
                 return False
             ran_git = True
         elif program not in _BESIDE_GIT:
@@ -216,8 +215,13 @@ def _changing_commands(command: str, depth: int) -> Iterator[list[str]]:
 
 def _program_of(words: list[str]) -> str:
     """The program a simple command runs (`sudo`, `timeout` and assignments before it left out)."""
-    run = _without_prefixes([_unquoted(w) for w in words])
+    run = _run_of(words)
     return run[0].rsplit("/", 1)[-1] if run else ""
+
+
+def _run_of(words: list[str]) -> list[str]:
+    """A simple command's words as run: unquoted, `sudo`, `timeout` and assignments left out."""
+    return _without_prefixes([_unquoted(w) for w in words])
 
 
 def _assignments(words: list[str]) -> dict[str, str] | None:
