@@ -70,6 +70,9 @@ TERMUX = "claude-code/-data-data-com-termux-files-home/fc89f66c-8204-49ff-8e2c-d
 COWORK = "claude-code/-sessions-adoring-cool-einstein/588184d4-177e-44ac-8c58-42a78448aa99.jsonl"
 CLAUDE_SETUP = "claude-code/C--Users-flori/e3cbf911-0c74-48d8-95c6-5e1285f0d41f.jsonl"
 PLAN_ONLY = "claude-code/-mnt-c-Users-supanut-akaram/199d5e8c-7fa9-498e-8db6-005e02f13909.jsonl"
+SETTINGS_FROM_SYSTEM32 = (
+    "claude-code/C--Windows-System32/1a2bb05f-b7c1-4fff-a89c-908bcbd526ae.jsonl"
+)
 MADE_PROJECT = "claude-code/-root-projeto/14e9eeb1-a80f-44e1-9848-cd62a4450a8d.jsonl"
 SERVED_SITE = "claude-code/-root/582d07f0-bdc7-4b0c-8f7f-7e7a1aeeea6a.jsonl"
 ORIGIN_SET = "claude-code/C--Users-jtowe/132713a8-eca5-47a8-829a-f4b1b5637c78.jsonl"
@@ -246,6 +249,25 @@ def test_a_home_session_that_edited_only_a_tools_hidden_folder_worked_on_that_to
     )
     assert repo.hidden_folder_edited(home, ["/home/me/.a/x", "/home/me/.b/y"]) is None
     assert repo.hidden_folder_edited(home, ["/home/me/.a/x", "/home/me/app/y"]) is None
+
+
+def test_a_session_started_in_a_system_folder_that_edited_only_a_tools_hidden_folder() -> None:
+    # an administrator's terminal opens in System32: the fix /doctor offered went into
+    # ~/.claude/settings.json of the account's home
+    assert _project(REAL / SETTINGS_FROM_SYSTEM32) == "C:\\Users\\Sascha Zielke\\.claude"
+    system32 = "C:\\Windows\\System32"
+    assert repo.hidden_folder_edited(system32, ["C:\\Users\\me\\.claude\\settings.json"]) == (
+        "C:\\Users\\me\\.claude"
+    )
+    assert repo.hidden_folder_edited("/", ["/home/me/.config/kitty/kitty.conf"]) == (
+        "/home/me/.config"
+    )
+    # edits in two homes, or beside the home, name no one home's tool
+    two_homes = ["C:\\Users\\me\\.claude\\a", "C:\\Users\\you\\.claude\\b"]
+    assert repo.hidden_folder_edited(system32, two_homes) is None
+    assert repo.hidden_folder_edited("/", ["/home/me/.config/x", "/etc/hosts"]) is None
+    # a folder that is no system folder is the home itself, as before
+    assert repo.hidden_folder_edited("/srv/app", ["/home/me/.claude/settings.json"]) is None
 
 
 def test_a_claude_desktop_session_works_in_the_folder_it_wrote_in_below_its_mounts() -> None:

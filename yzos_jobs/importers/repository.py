@@ -603,10 +603,13 @@ def written_by_tool(path: str) -> bool:
     return any(names[i : i + 2] == [".claude", "plans"] for i in range(len(names) - 1))
 
 
-def hidden_folder_edited(home: str, edited: list[str]) -> str | None:
+def hidden_folder_edited(start: str, edited: list[str]) -> str | None:
     """The one hidden folder of a home directory that every edit lies in (`~/.claude`, a tool's
-    configuration the person worked on: its agents, skills, settings), or None. Plans Claude
-    Code writes there itself are not edits of the person's."""
+    configuration the person worked on: its agents, skills, settings), or None. The home is the
+    folder the session started in, or, where that is a system folder (Windows' own, where an
+    administrator's terminal opens, or a file system's root), the one home every edit lies in.
+    Plans Claude Code writes there itself are not edits of the person's."""
+    home = (_one_home(edited) if _is_system_folder(start) else None) or start
     depth = len(segments(home))
     found: set[str] = set()
     for path in edited:
@@ -616,6 +619,12 @@ def hidden_folder_edited(home: str, edited: list[str]) -> str | None:
         if not written_by_tool(path):
             found.add(names[depth])
     return join(home, found.pop()) if len(found) == 1 else None
+
+
+def _one_home(paths: list[str]) -> str | None:
+    """The one home directory all `paths` lie in (Windows names compared without case), or None."""
+    home = home_of(paths[0]) if paths else None
+    return home if home is not None and all(is_within(p, home) for p in paths) else None
 
 
 def project_edited_outside(home: str, edited: list[str]) -> str | None:
