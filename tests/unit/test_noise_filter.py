@@ -6,6 +6,7 @@ import pytest
 
 from tests.support.watchdog import ends_within
 from yzos_jobs.entity.noise_filter import (
+    is_command_line,
     is_meaningful_summary,
     is_noise,
     is_plausible_project_path,
@@ -209,3 +210,37 @@ def test_plausible_project_path(path: str | None, plausible: bool) -> None:
 )
 def test_normalize_project_path(path: str, normalized: str) -> None:
     assert normalize_project_path(path) == normalized
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git log --oneline --stat",
+        "curl -fsSL https://raw.githubusercontent.com/ikook-wang/cc-sync/main/install.sh | bash",
+        "pip install -r ./requirements.txt",
+        'git commit -m "fix the parser"',
+        "git add -A",
+        "ls -la ~/.claude && cat ~/.claude/settings.json",
+        "pip install -r ./requirem…",  # a title cut at its bound
+    ],
+)
+def test_a_command_line_typed_at_the_prompt_reads_as_one(line: str) -> None:
+    assert is_command_line(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "add -v flag to the cli",
+        "use --force to push",
+        "fix the --verbose flag",
+        "fix the -v flag in the cli",
+        "run pytest -k test_x and fix what fails",
+        "make the build pass",
+        "git",
+        "Fix --verbose handling",  # a capital: a person's sentence, not a program
+        "",
+    ],
+)
+def test_a_request_that_names_options_is_no_command_line(line: str) -> None:
+    assert not is_command_line(line)

@@ -85,6 +85,7 @@ N8N_WORKFLOW = (
 )
 OSCE_LESSONS = "claude-code/C--Users-lu801/e11c8f12-b35d-46d2-a78b-7a2f4b9f686d.jsonl"
 RUST_DATA = "claude-code/E--rust/edd84b23-72c6-469e-99b5-4ef6ece99a00.jsonl"
+CC_SYNC = "claude-code/C--Users-pvp-Desktop/17aefa14-21fa-4154-b18f-c8947693ca4c.jsonl"
 PERMISSIONS = (
     "claude-code/-Users-dumitruvulpe-uw-kubernetes-manifests/"
     "1c066e59-e52f-4c36-a16d-995355aff606.jsonl"
@@ -828,3 +829,13 @@ def test_a_short_reply_goes_on_with_the_request_it_answers() -> None:
     [task] = session.tasks()
     assert [r.line for r in task.item.requests] == [3, 30]
     assert [q.line for q in session.idle_questions()] == [120]
+
+
+def test_a_command_typed_as_the_answer_goes_on_with_the_request() -> None:
+    # "sync my settings to this machine with cc-sync" (5): the tool finds no cc-sync and asks
+    # how to get it; the person pastes its install command (18), and the sync is carried out:
+    # one item, named by the request, as labelled
+    [session] = claude(CC_SYNC)
+    [task] = session.tasks()
+    assert [r.line for r in task.item.requests] == [5, 18]
+    assert task.title == "使用cc-sync同步我的配置到本机"

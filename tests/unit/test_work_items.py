@@ -177,3 +177,27 @@ def test_a_commit_after_a_check_of_the_work_holds_the_run_it_checked() -> None:
     ]
     [item], _ = work_items(events, runs_end_at_request=True)
     assert [r.line for r in item.requests] == [1, 3, 5] and item.commits
+
+
+def test_a_command_or_output_pasted_as_the_answer_goes_on_with_the_work() -> None:
+    # the tool found no such program and asked how to get it; the person answers with the
+    # install command, and the work goes on
+    ask = [_typed(1, "sync my settings to this machine with cc-sync"), ToolCall(2)]
+    answer = _typed(3, "curl -fsSL https://example.com/cc-sync/install.sh | bash")
+    events = [*ask, answer, FileTouched(4, "sync.conf")]
+
+    def pasted(request: Request) -> bool:
+        return request is answer
+
+    items, _ = work_items(events, runs_end_at_request=True, is_answer=pasted)
+    assert _lines(items) == [[1, 3]]
+    # the failure the person pastes after the edits goes on with them too
+    log = _typed(5, "[ERROR] sync.conf: unknown key KEEP")
+    events = [*ask[:1], FileTouched(2, "sync.conf"), log, FileTouched(6, "sync.conf")]
+    items, _ = work_items(events, runs_end_at_request=True, is_answer=lambda r: r is log)
+    assert _lines(items) == [[1, 5]]
+    # a request of the person's own asks for the next thing
+    items, _ = work_items(events, runs_end_at_request=True)
+    assert _lines(items) == [[1], [5]]
+    items, _ = work_items([*ask, answer, FileTouched(4, "sync.conf")], runs_end_at_request=True)
+    assert _lines(items) == [[1], [3]]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterable
 from pathlib import PurePosixPath, PureWindowsPath
 
@@ -143,7 +144,50 @@ def looks_pasted(line: str) -> bool:
     """A line with the shape of pasted output (a table row, an image, a log or stack line, a
     shell command): structure, not words."""
     t = line.strip()
-    return bool(_PASTED.match(t) or _STACK_LINE.match(t))
+    return bool(_PASTED.match(t) or _STACK_LINE.match(t)) or is_command_line(t)
+
+
+# The parts of a command line typed at a chat's prompt (`git log --oneline --stat`, `curl -fsSL
+# https://…/install.sh | bash`, `git commit -m "…"`): a program, an option, an operator joining
+# commands, a plain word where a program, a subcommand or an option's value goes, and arguments
+# no prose has (a URL, a path, an assignment, a quoted or `$` string, a number).
+_PROGRAM = re.compile(r"[a-z][a-z0-9._-]*")
+_OPTION = re.compile(r"--?[A-Za-z][\w-]*(?:=\S*)?")
+_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "2>&1"})
+_PLAIN_WORD = re.compile(r"[A-Za-z][\w.-]*")
+_ARGUMENT = re.compile(r"\w+://\S*|\S*[/\\~=]\S*|[.$]\S*|[\d.:]+")
+
+
+def is_command_line(line: str) -> bool:
+    """Whether a line reads as a shell command line: a program and an option, every word where a
+    command line has it, and either something no prose has (an operator, a URL, a path, a
+    quoted string) or an option last. A command typed at the prompt names no work; a sentence
+    about an option ("fix the --verbose flag", "use --force to push") is a request."""
+    text = line.removesuffix("…")  # a title cut at its bound ends in "…"
+    first = text.split(maxsplit=1)
+    if len(first) < 2 or "-" not in first[1] or not _PROGRAM.fullmatch(first[0]):
+        return False  # no program, or no option: most lines end here
+    try:
+        tokens = shlex.split(text, posix=False)  # a quoted argument is one token, quotes kept
+    except ValueError:  # a quote left open: cut at the bound, or prose
+        tokens = text.split()
+    options = 0
+    unlike_prose = False  # an operator or an argument no sentence has
+    word_may_follow = True  # a subcommand after the program, or a program after an operator
+    for token in tokens[1:]:
+        if _OPTION.fullmatch(token):
+            options += 1
+            word_may_follow = True  # the option's value
+        elif _PLAIN_WORD.fullmatch(token):
+            if not word_may_follow:
+                return False
+            word_may_follow = False
+        elif token in _OPERATORS or token[0] in "\"'" or _ARGUMENT.fullmatch(token):
+            unlike_prose = True
+            word_may_follow = token in _OPERATORS
+        else:
+            return False
+    return options > 0 and (unlike_prose or _OPTION.fullmatch(tokens[-1]) is not None)
 
 
 def is_meaningful_summary(text: str | None) -> bool:

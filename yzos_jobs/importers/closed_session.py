@@ -279,7 +279,11 @@ class ClosedSession:
     @cached_property
     def _work_items(self) -> tuple[list[WorkItem], list[Request]]:
         """The events cut into work items, once: both the tasks and the questions read them."""
-        return work_items(self.events, runs_end_at_request=self.source == "claude_code")
+        return work_items(
+            self.events,
+            runs_end_at_request=self.source == "claude_code",
+            is_answer=lambda request: noise_filter.looks_pasted(naming_line(request.text)),
+        )
 
     def candidates(
         self,

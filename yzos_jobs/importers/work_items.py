@@ -23,8 +23,10 @@ corrects), such as a review, an analysis or a diagnosis, was carried out too: it
 of its own once the next request asks for something else. A short reply to it (under
 SHORT_REPLY_UNITS word units: "yes", "do it", "option 2") goes on with it, and so does what that
 reply leads to; a question so worked on goes on with the work after it, as one not worked on
-does. A request typed while the tool was working (`Request.queued`) joins the work in progress;
-so does a slash command's expansion (`Request.command`) unless a commit ended it.
+does. So does a request that only answers the tool (`is_answer`: the install command it asked
+for, a failure pasted back), after work on the request before or after its edits. A request
+typed while the tool was working (`Request.queued`) joins the work in progress; so does a slash
+command's expansion (`Request.command`) unless a commit ended it.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
 else by its first request whose title is one; an item with neither is no task candidate. Its
@@ -104,10 +106,15 @@ def _held_by_commit(items: list[WorkItem]) -> int:
 
 
 def work_items(
-    events: Sequence[Event], *, runs_end_at_request: bool = False
+    events: Sequence[Event],
+    *,
+    runs_end_at_request: bool = False,
+    is_answer: Callable[[Request], bool] = lambda request: False,
 ) -> tuple[list[WorkItem], list[Request]]:
     """(work items, questions that led to nothing) of a session's events, in order.
-    `runs_end_at_request`: a run of edits ends at the next request before a commit too."""
+    `runs_end_at_request`: a run of edits ends at the next request before a commit too.
+    `is_answer`: whether a request only answers the tool (output pasted, a command typed at the
+    prompt) rather than asking for something: it goes on with the work on the request before."""
     items: list[WorkItem] = []
     idle: list[Request] = []
     current = WorkItem()
@@ -135,15 +142,23 @@ def work_items(
     for at, e in enumerate(events):
         if isinstance(e, Request):
             joins = e.queued or (e.command and not committed)  # a commit ended the work
-            if (committed or (current.edited and at > last_commit)) and not joins:
+            if not joins and (
+                committed
+                or (
+                    current.edited
+                    and at > last_commit
+                    and not (runs_end_at_request and is_answer(e))
+                )
+            ):
                 close()  # a new request after a commit or a run of edits starts the next item
             elif (
-                runs_end_at_request
+                not joins
+                and runs_end_at_request
                 and current.worked_on
                 and not current.tried
-                and not joins
                 and not all(r.question for r in current.requests)  # asked about, not for
                 and word_units(e.text) >= SHORT_REPLY_UNITS
+                and not is_answer(e)
             ):
                 close()  # the request before was answered after work on it: its own item
             current.requests.append(e)
