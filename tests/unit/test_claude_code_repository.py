@@ -266,6 +266,11 @@ def test_a_session_started_in_a_system_folder_that_edited_only_a_tools_hidden_fo
     two_homes = ["C:\\Users\\me\\.claude\\a", "C:\\Users\\you\\.claude\\b"]
     assert repo.hidden_folder_edited(system32, two_homes) is None
     assert repo.hidden_folder_edited("/", ["/home/me/.config/x", "/etc/hosts"]) is None
+    # Windows names folders without regard to case; a path that climbs out of the home hides
+    # nothing
+    settings = ["C:\\Users\\me\\.claude\\a.json", "c:\\users\\me\\.Claude\\b.json"]
+    assert repo.hidden_folder_edited(system32, settings) == "C:\\Users\\me\\.claude"
+    assert repo.hidden_folder_edited("/", ["/home/me/../you/.ssh/config"]) is None
     # a folder that is no system folder is the home itself, as before
     assert repo.hidden_folder_edited("/srv/app", ["/home/me/.claude/settings.json"]) is None
 

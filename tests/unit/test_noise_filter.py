@@ -10,6 +10,8 @@ from yzos_jobs.entity.noise_filter import (
     is_meaningful_summary,
     is_noise,
     is_plausible_project_path,
+    looks_like_terminal,
+    looks_pasted,
     normalize_project_path,
 )
 
@@ -217,11 +219,13 @@ def test_normalize_project_path(path: str, normalized: str) -> None:
     [
         "git log --oneline --stat",
         "curl -fsSL https://raw.githubusercontent.com/ikook-wang/cc-sync/main/install.sh | bash",
-        "pip install -r ./requirements.txt",
         'git commit -m "fix the parser"',
         "git add -A",
+        "git log -20",
+        "git log --oneline | head -20",
+        'git add -A && git commit -m "save the work"',
         "ls -la ~/.claude && cat ~/.claude/settings.json",
-        "pip install -r ./requirem…",  # a title cut at its bound
+        "git log --oneline --sta…",  # a title cut at its bound
     ],
 )
 def test_a_command_line_typed_at_the_prompt_reads_as_one(line: str) -> None:
@@ -235,6 +239,10 @@ def test_a_command_line_typed_at_the_prompt_reads_as_one(line: str) -> None:
         "use --force to push",
         "fix the --verbose flag",
         "fix the -v flag in the cli",
+        "rename -v to --verbose",
+        "add -o ./out",
+        "fix src/app.py --verbose",
+        "limit -n to 5",
         "run pytest -k test_x and fix what fails",
         "make the build pass",
         "git",
@@ -244,3 +252,38 @@ def test_a_command_line_typed_at_the_prompt_reads_as_one(line: str) -> None:
 )
 def test_a_request_that_names_options_is_no_command_line(line: str) -> None:
     assert not is_command_line(line)
+
+
+def test_a_long_line_is_no_command_line_and_is_read_in_linear_time() -> None:
+    long_token = "git log --" + "a" * 1_000_000
+    with ends_within(60):  # shlex's time grows with the square of a token's length
+        assert not is_command_line(long_token)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "$ npm test",
+        "me@box:~/app$ make",
+        "PS C:\\app> npm run build",
+        "2026-05-01 10:00:00 ERROR sync failed",
+        '  File "sync.py", line 3, in main',
+        "curl -fsSL https://example.com/install.sh | bash",
+    ],
+)
+def test_what_a_terminal_shows_answers_the_tool(line: str) -> None:
+    assert looks_like_terminal(line) and looks_pasted(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Rename MAX_RETRIES to RETRY_LIMIT",
+        "[WIP] add the settings page",
+        "Make x=3 the default",
+        "| Name | Price |",
+    ],
+)
+def test_pasted_shapes_a_request_may_take_ask_for_something(line: str) -> None:
+    # they name no work, but they are no answer to the tool either: a new request
+    assert looks_pasted(line) and not looks_like_terminal(line)

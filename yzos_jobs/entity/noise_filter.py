@@ -115,26 +115,31 @@ def is_noise(text: str | None) -> bool:
     return is_path(t) or t.endswith(("/", "\\"))
 
 
-# Lines that are pasted output, not something a person wrote as a request: a Markdown table row
-# or image, a log line that starts with a date and time or a bracketed level, a stack frame, a
-# shell prompt (`$ `, `me@host:~/app$ `, `me@mac app % `, PowerShell's `PS C:\app> `, cmd's
-# `C:\app>`) or an environment assignment typed as a command (`export A=1`, `set A=1`,
-# `setx NAME value`), or a program given options alone (`ls -l`, `aider --help`: a command typed
-# at the chat's prompt, which names no work).
+# Lines a terminal shows: a shell prompt (`$ `, `me@host:~/app$ `, `me@mac app % `, PowerShell's
+# `PS C:\app> `, cmd's `C:\app>`), a log line that starts with a date and time, or a program
+# given options alone (`ls -l`, `aider --help`: a command typed at the chat's prompt).
+_TERMINAL = re.compile(
+    r"""^(?:
+        PS\s+[A-Za-z]:\\[^>]*>
+      | [A-Za-z]:\\[^>\s]*>
+      | [\w.-]+@[\w.-]+(?::[^\s$#%]*|\s+[^\s$#%]+)?\s*[$#%]\s
+      | \[?\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}
+      | \[?\d{2}:\d{2}:\d{2}
+      | \$\s
+      | [\w.-]+(?:\s+--?[A-Za-z][\w-]*(?:=\S*)?)+\s*$
+    )""",
+    re.VERBOSE,
+)
+# Other lines pasted rather than written as a request: a Markdown table row or image, a log line
+# that starts with a bracketed level, an environment assignment typed as a command (`export A=1`,
+# `set A=1`, `setx NAME value`).
 _PASTED = re.compile(
     r"""^(?:
         \|.*\|\s*$
-      | PS\s+[A-Za-z]:\\[^>]*>
-      | [A-Za-z]:\\[^>\s]*>
-      | [\w.-]+@[\w.-]+(?::[^\s$#%]*|\s+[^\s$#%]+)?\s*[$#%]\s
       | !\[[^\]]*\]\(
-      | \[?\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}
-      | \[?\d{2}:\d{2}:\d{2}
       | \[[A-Z]{3,9}\]
-      | \$\s
       | [A-Za-z]+\s+[A-Za-z_][A-Za-z0-9_]*=
       | [A-Za-z]+\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:[\s:=]|$)
-      | [\w.-]+(?:\s+--?[A-Za-z][\w-]*(?:=\S*)?)+\s*$
     )""",
     re.VERBOSE,
 )
@@ -142,52 +147,79 @@ _PASTED = re.compile(
 
 def looks_pasted(line: str) -> bool:
     """A line with the shape of pasted output (a table row, an image, a log or stack line, a
-    shell command): structure, not words."""
+    shell command): structure, not words. Such a line names no work."""
     t = line.strip()
-    return bool(_PASTED.match(t) or _STACK_LINE.match(t)) or is_command_line(t)
+    return bool(_PASTED.match(t)) or looks_like_terminal(t)
+
+
+def looks_like_terminal(line: str) -> bool:
+    """A line with the shape of what a terminal shows: a command line, a prompt, a log line
+    stamped with a date and time, a stack frame. Typed at a coding tool's prompt, it answers the
+    tool (the command it asked for, the failure it caused) rather than asking for something."""
+    t = line.strip()
+    return bool(_TERMINAL.match(t) or _STACK_LINE.match(t)) or is_command_line(t)
 
 
 # The parts of a command line typed at a chat's prompt (`git log --oneline --stat`, `curl -fsSL
 # https://…/install.sh | bash`, `git commit -m "…"`): a program, an option, an operator joining
-# commands, a plain word where a program, a subcommand or an option's value goes, and arguments
-# no prose has (a URL, a path, an assignment, a quoted or `$` string, a number).
+# commands, a plain word where a program, its subcommand or an option's value goes, and other
+# arguments: a path, an assignment, a number, or what no sentence has (an operator, a URL, a
+# quoted or `$` string).
 _PROGRAM = re.compile(r"[a-z][a-z0-9._-]*")
-_OPTION = re.compile(r"--?[A-Za-z][\w-]*(?:=\S*)?")
+_OPTION = re.compile(r"--?(?:[A-Za-z][\w-]*(?:=\S*)?|\d+)?")
 _OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "2>&1"})
 _PLAIN_WORD = re.compile(r"[A-Za-z][\w.-]*")
-_ARGUMENT = re.compile(r"\w+://\S*|\S*[/\\~=]\S*|[.$]\S*|[\d.:]+")
+_UNLIKE_PROSE = re.compile(r"\w+://\S*|\$\S*|\S*[\"']")
+_ARGUMENT = re.compile(r"\S*[/\\~=]\S*|\.\S*|[\d.:]+")
+# A command line is short; a longer line is prose or pasted text (and shlex's time grows with
+# the square of a token's length)
+_COMMAND_CHARS = 1000
 
 
 def is_command_line(line: str) -> bool:
     """Whether a line reads as a shell command line: a program and an option, every word where a
-    command line has it, and either something no prose has (an operator, a URL, a path, a
-    quoted string) or an option last. A command typed at the prompt names no work; a sentence
-    about an option ("fix the --verbose flag", "use --force to push") is a request."""
+    command line has it, and either something no sentence has (an operator, a URL, a quoted
+    string) or options alone after the program and its subcommand (`git add -A`). A command
+    typed at the prompt names no work; a sentence about options ("fix the --verbose flag",
+    "rename -v to --verbose", "add -o ./out") is a request."""
     text = line.removesuffix("…")  # a title cut at its bound ends in "…"
     first = text.split(maxsplit=1)
-    if len(first) < 2 or "-" not in first[1] or not _PROGRAM.fullmatch(first[0]):
+    if (
+        len(text) > _COMMAND_CHARS
+        or len(first) < 2
+        or "-" not in first[1]
+        or not _PROGRAM.fullmatch(first[0])
+    ):
         return False  # no program, or no option: most lines end here
     try:
         tokens = shlex.split(text, posix=False)  # a quoted argument is one token, quotes kept
     except ValueError:  # a quote left open: cut at the bound, or prose
         tokens = text.split()
+    after = tokens[2:] if _PLAIN_WORD.fullmatch(tokens[1]) else tokens[1:]  # past a subcommand
+    if after and all(_OPTION.fullmatch(token) for token in after):
+        return True  # options alone: `git add -A`, `git log --oneline --stat`
     options = 0
-    unlike_prose = False  # an operator or an argument no sentence has
-    word_may_follow = True  # a subcommand after the program, or a program after an operator
+    unlike_prose = False
+    words_may_follow = 1  # the program's subcommand
     for token in tokens[1:]:
         if _OPTION.fullmatch(token):
             options += 1
-            word_may_follow = True  # the option's value
-        elif _PLAIN_WORD.fullmatch(token):
-            if not word_may_follow:
-                return False
-            word_may_follow = False
-        elif token in _OPERATORS or token[0] in "\"'" or _ARGUMENT.fullmatch(token):
+            words_may_follow = 1  # the option's value
+        elif token in _OPERATORS:
             unlike_prose = True
-            word_may_follow = token in _OPERATORS
+            words_may_follow = 2  # the next program and its subcommand
+        elif _PLAIN_WORD.fullmatch(token):
+            if not words_may_follow:
+                return False
+            words_may_follow -= 1
+        elif token[0] in "\"'" or _UNLIKE_PROSE.fullmatch(token):
+            unlike_prose = True
+            words_may_follow = 0
+        elif _ARGUMENT.fullmatch(token):
+            words_may_follow = 0
         else:
             return False
-    return options > 0 and (unlike_prose or _OPTION.fullmatch(tokens[-1]) is not None)
+    return options > 0 and unlike_prose
 
 
 def is_meaningful_summary(text: str | None) -> bool:

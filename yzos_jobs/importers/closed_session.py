@@ -282,7 +282,7 @@ class ClosedSession:
         return work_items(
             self.events,
             runs_end_at_request=self.source == "claude_code",
-            is_answer=lambda request: noise_filter.looks_pasted(naming_line(request.text)),
+            is_answer=lambda request: noise_filter.looks_like_terminal(naming_line(request.text)),
         )
 
     def candidates(

@@ -611,14 +611,18 @@ def hidden_folder_edited(start: str, edited: list[str]) -> str | None:
     Plans Claude Code writes there itself are not edits of the person's."""
     home = (_one_home(edited) if _is_system_folder(start) else None) or start
     depth = len(segments(home))
-    found: set[str] = set()
+    windows = is_windows(home)
+    found: dict[str, str] = {}  # the folder as compared (Windows: without case) → as written
     for path in edited:
         names = segments(path)
-        if not is_within(path, home) or len(names) <= depth + 1 or names[depth][:1] != ".":
+        if not is_within(path, home) or len(names) <= depth + 1:
+            return None
+        folder = names[depth]
+        if folder[:1] != "." or folder in (".", ".."):  # `~/../you` climbs out, hides nothing
             return None
         if not written_by_tool(path):
-            found.add(names[depth])
-    return join(home, found.pop()) if len(found) == 1 else None
+            found.setdefault(folder.casefold() if windows else folder, folder)
+    return join(home, next(iter(found.values()))) if len(found) == 1 else None
 
 
 def _one_home(paths: list[str]) -> str | None:

@@ -23,8 +23,9 @@ corrects), such as a review, an analysis or a diagnosis, was carried out too: it
 of its own once the next request asks for something else. A short reply to it (under
 SHORT_REPLY_UNITS word units: "yes", "do it", "option 2") goes on with it, and so does what that
 reply leads to; a question so worked on goes on with the work after it, as one not worked on
-does. So does a request that only answers the tool (`is_answer`: the install command it asked
-for, a failure pasted back), after work on the request before or after its edits. A request
+does. A request that only answers the tool (`is_answer`: the install command it asked for, a
+failure pasted back) goes on with the request before it, after work on it or after its edits;
+after a commit it starts the next item, as any request does. A request
 typed while the tool was working (`Request.queued`) joins the work in progress; so does a slash
 command's expansion (`Request.command`) unless a commit ended it.
 
@@ -114,7 +115,8 @@ def work_items(
     """(work items, questions that led to nothing) of a session's events, in order.
     `runs_end_at_request`: a run of edits ends at the next request before a commit too.
     `is_answer`: whether a request only answers the tool (output pasted, a command typed at the
-    prompt) rather than asking for something: it goes on with the work on the request before."""
+    prompt) rather than asking for something: where runs end at requests, it goes on with the
+    work on the request before."""
     items: list[WorkItem] = []
     idle: list[Request] = []
     current = WorkItem()
