@@ -1,7 +1,7 @@
-"""A closed coding session handed over (issues 10, 12, 14 item 12), on both backends: with a
-model, its candidates held and its digest queued for triage; in dry_run, promoted inline as with
-triage off. Text appended to an aider session after it was closed as idle is a new segment of
-it; a killed import goes on at once."""
+"""A closed coding session handed over, on both backends: with a model, its candidates held and
+its digest queued for triage; in dry_run, promoted inline as with triage off. Text appended to a
+session after it was closed as idle is a new segment of it, whose lines are named as the file
+numbers them; a killed import goes on at once."""
 
 from __future__ import annotations
 
@@ -32,6 +32,10 @@ APPENDED = (
     "> Commit abc1234 feat: add json output to the metrics script\n"
 )
 FIRST, LAST = "20250922T120400", "20250922T145500"  # the two sessions of the history
+PERMISSIONS = (
+    "claude-code/-Users-dumitruvulpe-uw-kubernetes-manifests/"
+    "1c066e59-e52f-4c36-a16d-995355aff606.jsonl"
+)
 
 
 def external_ids(ctx: JobContext) -> dict[str, str]:
@@ -79,6 +83,27 @@ def test_text_appended_after_an_idle_close_is_a_new_segment(db_url: str, tmp_pat
     again = AiderImporter(ctx).import_paths([path])
     assert (again.files_unchanged, again.sessions_ended, again.skipped) == (1, 0, 0)
     assert row_counts(ctx.sessions) == counts
+
+
+def test_a_later_claude_code_segment_names_lines_as_the_file_numbers_them(
+    db_url: str, tmp_path: Path
+) -> None:
+    # "look at stuart dalls' perms" (3) and its answer make the first segment, closed as idle;
+    # the reply "yes" (30), the change it leads to and the question at the end come later
+    path = transcript(tmp_path, PERMISSIONS)
+    whole = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(whole[:25]))
+    at_rest(path, seconds_ago=3 * 3600)
+    ctx = make_ctx(db_url)
+    ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    first = {c.id for c in candidates(ctx)}
+    path.write_bytes(b"".join(whole))
+    at_rest(path, seconds_ago=3600)
+    stats = ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    assert stats.sessions_ended == 1
+    later = [c for c in candidates(ctx) if c.id not in first and c.source_line is not None]
+    # what the second segment rests on is named by the file's lines, not counted from line 26
+    assert later and {c.source_line for c in later} <= set(range(26, len(whole) + 1))
 
 
 def one_task_per_commit(body: dict[str, Any]) -> Any:

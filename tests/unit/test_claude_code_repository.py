@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.corpus import REAL
+from tests.support.watchdog import ends_within
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.claude_code import transcript_groups
 from yzos_jobs.importers.shell_commands import (
@@ -853,3 +854,16 @@ def test_a_home_session_that_edited_nothing_works_where_its_shell_went(tmp_path:
 )
 def test_what_programs_keep_in_the_account_is_no_project(path: str, library: bool) -> None:
     assert repo.is_library_path(path) is library
+
+
+@pytest.mark.parametrize(
+    "edited",
+    ["/home/u/'/notes.md", "/home/u/ /x.py", '/home/u/Desktop/"/x', "C:\\Users\\me\\ \\x.py"],
+)
+def test_an_edit_below_a_folder_named_by_a_quote_or_a_space_places_the_session_nowhere(
+    edited: str,
+) -> None:
+    # such a name resolves to the home folder again; the search for a folder below ends there
+    home = "C:\\Users\\me" if edited.startswith("C:") else "/home/u"
+    with ends_within(30):
+        assert repo.folder_worked_in(home, [edited]) is None

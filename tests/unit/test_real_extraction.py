@@ -78,6 +78,21 @@ def test_a_bom_before_the_first_header_changes_nothing(tmp_path: Path) -> None:
     assert [d.payload["lines"] for d in with_bom] == [d.payload["lines"] for d in without]
 
 
+def test_a_bom_before_a_transcripts_first_record_changes_nothing(tmp_path: Path) -> None:
+    # the first record is the session's first request
+    first_request = (
+        "claude-code/-Users-tmeister-Code-Personal-jwt-auth-pro/"
+        "6305b4e6-4ebb-449c-bf14-bf55ec571185.jsonl"
+    )
+    plain = transcript(tmp_path / "plain", first_request)
+    bom = transcript(tmp_path / "bom", first_request)
+    bom.write_bytes(b"\xef\xbb\xbf" + bom.read_bytes())
+    without, with_bom = session_digests(plain, "claude-code"), session_digests(bom, "claude-code")
+    assert with_bom and [d.key for d in with_bom] == [d.key for d in without]
+    assert 1 in [line["line"] for d in with_bom for line in d.payload["lines"]]
+    assert [d.payload["lines"] for d in with_bom] == [d.payload["lines"] for d in without]
+
+
 def test_architect_echoes_are_not_requests() -> None:
     requests = lines_of(aider(TRADEPIRATES), "request")
     assert {161, 298} <= requests.keys()

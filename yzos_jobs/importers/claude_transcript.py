@@ -378,6 +378,9 @@ def _result_text(part: dict[str, Any]) -> str:
     return "\n".join(_text_parts(content))
 
 
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
+
+
 class TranscriptReader:
     """Reads the records of one session's files (main transcript first, then its subagents) into
     facts; keeps the `git commit` calls whose results have not been read yet."""
@@ -432,6 +435,8 @@ class TranscriptReader:
                 yield end, fact
 
     def _record(self, raw: bytes, where: Position, subagent: bool) -> list[Fact]:
+        if where.file_line == 1:
+            raw = raw.removeprefix(_BOM)  # a file an editor saved with one: its first record
         r = parse_json_object(raw, where)
         uuid, sid = record_key(r.get("uuid")), record_key(r.get("sessionId"))
         if r.get("type") == "queue-operation" and sid and not subagent:
@@ -444,7 +449,7 @@ class TranscriptReader:
         self._seen.add(uuid)
         at = parse_timestamp(r.get("timestamp"), where)
         cwd = clean_text(r.get("cwd"), CWD_CHARS) if isinstance(r.get("cwd"), str) else None
-        line = None if subagent else where.line
+        line = None if subagent else where.file_line  # a later segment's too, as in the file
         branch = r.get("gitBranch") if isinstance(r.get("gitBranch"), str) else None
         base = Fact(uuid, sid, line, at, cwd, git_branch=branch)
         message = r.get("message")
@@ -519,7 +524,7 @@ class TranscriptReader:
             stamp = r.get("timestamp") if isinstance(r.get("timestamp"), str) else ""
             typed = isinstance(content, str) and not _is_notice(content)
             at = parse_timestamp(r.get("timestamp"), where)
-            queue.append(_Queued(where.line, at, stamp, content) if typed else None)
+            queue.append(_Queued(where.file_line, at, stamp, content) if typed else None)
         elif operation == "remove" and queue:
             queued = queue.pop(0)
             if queued is not None:

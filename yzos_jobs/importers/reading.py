@@ -61,8 +61,13 @@ class Position:
     def __init__(self, before: LinesBefore, line: int) -> None:
         self.before, self.line = before, line
 
+    @property
+    def file_line(self) -> int:
+        """The line's number in the file (`line` counts from where this read started)."""
+        return self.before() + self.line
+
     def __str__(self) -> str:
-        return f"{self.before.path}:{self.before() + self.line}"
+        return f"{self.before.path}:{self.file_line}"
 
 
 def _skip_rest_of_line(fh: BinaryIO) -> tuple[int, bool]:

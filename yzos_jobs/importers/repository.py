@@ -522,7 +522,10 @@ def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
         cwd = str(flavour(cwd)(flavour(cwd)(cwd).anchor))
     folder = _busiest_folder(cwd, edited)
     while folder is not None and (is_account_folder(folder) or _holds_homes(folder)):
-        folder = _busiest_folder(folder, edited)
+        inner = _busiest_folder(folder, edited)
+        if inner is not None and len(segments(inner)) <= len(segments(folder)):
+            return None  # a name that resolves to no folder below (`~/'/x`): no deeper to go
+        folder = inner
     return folder
 
 
@@ -690,7 +693,7 @@ def _busiest_folder(cwd: str, edited: list[str]) -> str | None:
         names = segments(path)
         if len(names) > len(base) + 1 and key(names[: len(base)]) == base:
             folder = names[len(base)]
-            if not folder.startswith("."):
+            if not folder.startswith(".") and folder.strip(" \"'"):  # not `'` or ` ` alone
                 counts[folder] += 1
     busiest = counts.most_common(1)  # the first seen among equals
     return join(cwd, busiest[0][0]) if busiest else None

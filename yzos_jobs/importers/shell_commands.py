@@ -7,6 +7,7 @@ heredoc's body (text handed to a program) nor what runs over `ssh`."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ _PART_END = re.compile(r"[\n|;&]")  # where `git … commit` cannot go on
 _GIT_WORD = re.compile(r"\bgit\b")
 _COMMIT_WORD = re.compile(r"\bcommit\b")
 _COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
-_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n(.*?)\n\s*\1\s*$", re.DOTALL | re.MULTILINE)
+_HEREDOC_START = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n")
 _MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
 # What a backslash escapes inside a shell's double quotes: the character itself is meant.
 _DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
@@ -55,6 +56,24 @@ COMMAND_CHARS = 20_000  # of a Bash command read: for its parts, what follows it
 BODY_CHARS = 1000  # of a commit message's body kept as evidence
 
 
+def heredoc_body(text: str) -> str | None:
+    """The body of the first heredoc in `text` that ends (`<<EOF` … `EOF`), or None. Read line
+    by line from each start, and from the first few starts only: a text made of starts with no
+    end (`<<A` over and over) is read in time linear in its length."""
+    for start in itertools.islice(_HEREDOC_START.finditer(text), _HEREDOC_STARTS_TRIED):
+        delimiter, at = start.group(1), start.end()
+        body: list[str] = []
+        for line in text[at:].split("\n"):
+            if line.strip() == delimiter:
+                return "\n".join(body)
+            body.append(line)
+    return None
+
+
+# How many heredoc starts are tried for one that ends
+_HEREDOC_STARTS_TRIED = 3
+
+
 def commit_message(command: str) -> tuple[str, str] | None:
     """(subject, body) of the message a `git commit` command passes: `-m "…"` (its value may be a
     `$(cat <<EOF …)` heredoc), or a heredoc given on standard input (`-F -`, `--file=-`). Only
@@ -62,17 +81,17 @@ def commit_message(command: str) -> tuple[str, str] | None:
     found = git_commit_end(command)
     if found is None:
         return None
-    rest = command[found:]
+    rest = command[found : found + COMMAND_CHARS]
     message: str | None = None
     if m := _MESSAGE.search(rest):
         message = m.group(2)  # single-quoted: as written
         if (quoted := m.group(1)) is not None:
-            if quoted.lstrip().startswith("$(") and (heredoc := _HEREDOC.search(quoted)):
-                message = heredoc.group(2).replace('\\"', '"')
+            if quoted.lstrip().startswith("$(") and (heredoc := heredoc_body(quoted)) is not None:
+                message = heredoc.replace('\\"', '"')
             else:
                 message = _DOUBLE_QUOTED_ESCAPE.sub(r"\1", quoted)  # `\$5`, `\"x\"` as the shell
-    elif _STDIN_FILE.search(rest) and (heredoc := _HEREDOC.search(rest)):
-        message = heredoc.group(2)
+    elif _STDIN_FILE.search(rest) and (heredoc := heredoc_body(rest)) is not None:
+        message = heredoc
     if not message:
         return None
     lines = [line.strip() for line in message.splitlines()]
@@ -131,8 +150,15 @@ def _parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None
             change = _CHANGE_FOLDER.match(part)
             target = change.group(1) if change else None
             folder = repo.resolve(target, folder) if target and folder else None
+            if folder is not None and len(repo.segments(folder)) > _DEEPEST_FOLDER:
+                folder = None  # `cd a && cd a && …` thousands deep: no folder anyone keeps
         else:
             yield folder, part
+
+
+# Deeper than this, a folder is no one's (and resolving paths against it would take time that
+# grows with the square of the command's length)
+_DEEPEST_FOLDER = 64
 
 
 def git_parts(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
