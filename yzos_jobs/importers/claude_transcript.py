@@ -378,9 +378,6 @@ def _result_text(part: dict[str, Any]) -> str:
     return "\n".join(_text_parts(content))
 
 
-_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
-
-
 class TranscriptReader:
     """Reads the records of one session's files (main transcript first, then its subagents) into
     facts; keeps the `git commit` calls whose results have not been read yet."""
@@ -435,8 +432,6 @@ class TranscriptReader:
                 yield end, fact
 
     def _record(self, raw: bytes, where: Position, subagent: bool) -> list[Fact]:
-        if where.file_line == 1:
-            raw = raw.removeprefix(_BOM)  # a file an editor saved with one: its first record
         r = parse_json_object(raw, where)
         uuid, sid = record_key(r.get("uuid")), record_key(r.get("sessionId"))
         if r.get("type") == "queue-operation" and sid and not subagent:

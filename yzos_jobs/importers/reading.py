@@ -87,10 +87,11 @@ def read_lines(
     keep_unfinished: bool,
     on_long_line: Callable[[int], None],
 ) -> Iterator[Line]:
-    """Lines from byte offset `start`, numbered from there (line 1 is the first line read). A last
-    line without its newline is left for the next run (the writer may still be at it) unless
-    `keep_unfinished`. `on_long_line(line number)` is called for each line past MAX_LINE_BYTES,
-    which is yielded with None for its bytes."""
+    """Lines from byte offset `start`, numbered from there (line 1 is the first line read), the
+    file's first without a UTF-8 byte order mark. A last line without its newline is left for
+    the next run (the writer may still be at it) unless `keep_unfinished`. `on_long_line(line
+    number)` is called for each line past MAX_LINE_BYTES, which is yielded with None for its
+    bytes."""
     line_no = 0
     offset = start
     if start:
@@ -116,4 +117,9 @@ def read_lines(
             return
         line_no += 1
         offset += len(raw)
+        if offset == len(raw):  # the file's first line: an editor may have saved a BOM before it
+            raw = raw.removeprefix(_BOM)
         yield line_no, offset, raw
+
+
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
