@@ -3,6 +3,7 @@ would score it against the labels: per source (aider, Claude Code) and per split
 `held-out`; a label row without `split` is `tuning`).
 
     .venv/bin/python bench/extraction.py [--corpus DIR] [--labels FILE ...] [--synthetic-mb 20]
+        [--no-speed] [--no-idle-closes]
 
 `--corpus` is a labelled corpus laid out as tests/fixtures/real is (the default; see its
 README.md); `--labels` its label files (default: every `labels*.jsonl` in it). Each file is
@@ -28,6 +29,10 @@ which it shares the most evidence lines (none if it shares none). Figures:
   entity whose display name is exactly the label's `project`; beside it, the share of sessions
   whose file names that project anywhere, in its text or the path it was laid out at (where it
   names it nowhere, the label took the source repository's name, which no extraction can find);
+- for Claude Code, the same figures with each transcript read as a daemon left running reads
+  it: imported up to each pause between records longer than the shipped config's
+  `importers.session_idle_s` (where the session is closed as idle), and on from there at the
+  next (`--no-idle-closes` skips them; a file with no such pause counts as read at once);
 - B-cubed F1 of the labelled lines grouped into tasks (a line no task names is a group of its
   own) against their grouping into items;
 - import speed of the whole corpus in one process, on SQLite and on PostgreSQL (MB/s, with and
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import shutil
@@ -49,8 +55,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +77,7 @@ from yzos_jobs.db.models import ActivitySession, Entity, EntityCandidate
 REAL = _support.REPO / "tests" / "fixtures" / "real"
 CONFIG = _support.REPO / "config.toml"
 AT_REST_S = 2 * 86400
+IDLE_S = float(tomllib.loads(CONFIG.read_text(encoding="utf-8"))["importers"]["session_idle_s"])
 
 
 @dataclass
@@ -153,6 +163,60 @@ def lay_out_claude(corpus: Path, source: str, root: Path) -> Path:
     for path in [target, *target.with_suffix("").rglob("*.jsonl")]:
         at_rest(path)
     return root / "projects"
+
+
+def _stamp(raw: bytes) -> float | None:
+    """A record's `timestamp` in seconds, or None."""
+    try:
+        value = json.loads(raw).get("timestamp")
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+def idle_closes(records: list[bytes]) -> list[tuple[int, float]]:
+    """(records before it, the time of the last of them) at each pause between records longer
+    than IDLE_S: where a daemon left running closes the session as idle."""
+    closes: list[tuple[int, float]] = []
+    last: float | None = None
+    for n, raw in enumerate(records):
+        if (at := _stamp(raw)) is None:
+            continue
+        if last is not None and at - last > IDLE_S:
+            closes.append((n, last))
+        last = at
+    return closes
+
+
+def _written_by(records: list[bytes], until: float) -> list[bytes]:
+    """The records before the first one stamped after `until`."""
+
+    def before(raw: bytes) -> bool:
+        at = _stamp(raw)
+        return at is None or at <= until
+
+    return list(takewhile(before, records))
+
+
+def import_as_daemon(corpus: Path, source: str, root: Path, db_url: str) -> int:
+    """Import a Claude Code transcript (with its subagents') as a daemon left running reads it:
+    as far as each idle close, then on to the next, then whole. Returns the closes."""
+    lay_out_claude(corpus, source, root)
+    main = laid_out(source, root)
+    records = main.read_bytes().splitlines(keepends=True)
+    subagents = {
+        path: path.read_bytes().splitlines(keepends=True)
+        for path in main.with_suffix("").rglob("*.jsonl")
+    }
+    closes = idle_closes(records)
+    for count, until in [*closes, (len(records), math.inf)]:
+        main.write_bytes(b"".join(records[:count]))
+        for path, theirs in subagents.items():
+            path.write_bytes(b"".join(_written_by(theirs, until)))
+        for path in [main, *subagents]:
+            at_rest(path)
+        import_cli("claude-code", root / "projects", db_url)
+    return len(closes)
 
 
 def import_cli(importer: str, path: Path, db_url: str) -> None:
@@ -342,6 +406,11 @@ def main() -> None:
     parser.add_argument("--labels", type=Path, action="append")
     parser.add_argument("--synthetic-mb", type=float, default=20.0)
     parser.add_argument("--no-speed", action="store_true", help="the scores only")
+    parser.add_argument(
+        "--no-idle-closes",
+        action="store_true",
+        help="Claude Code transcripts read at once only, not also as a daemon closes them",
+    )
     args = parser.parse_args()
     corpus: Path = args.corpus.resolve()
     by_source = labels(args.labels or sorted(corpus.glob("labels*.jsonl")))
@@ -349,6 +418,8 @@ def main() -> None:
         work = Path(tmp)
         for fmt, importer, lay_out in SOURCES:
             totals: dict[str, Tally] = defaultdict(Tally)
+            as_daemon: dict[str, Tally] = defaultdict(Tally)
+            daemon = fmt == "claude-code" and not args.no_idle_closes
             sources = sorted(s for s, rows in by_source.items() if rows[0]["format"] == fmt)
             for n, source in enumerate(sources):
                 rows = by_source[source]
@@ -359,9 +430,17 @@ def main() -> None:
                 laid_at = laid_out(source, Path())
                 tally = measure_file(rows, db_url, corpus / source, laid_at)
                 totals[split_of(rows[0])].add(tally)
+                if daemon:
+                    root = work / f"{importer}-{n}-daemon"
+                    db_url = f"sqlite:///{root / 'yzos.db'}"
+                    if import_as_daemon(corpus, source, root, db_url):
+                        tally = measure_file(rows, db_url, corpus / source, laid_at)
+                    as_daemon[split_of(rows[0])].add(tally)
             # tuning and held-out first, then any other split the labels name ("outside")
             for split in ("tuning", "held-out", *sorted(set(totals) - {"tuning", "held-out"})):
                 report(f"{fmt} ({split})", totals[split])
+                if daemon:
+                    report(f"{fmt} ({split}, closed at each idle pause)", as_daemon[split])
         if args.no_speed:
             return
         speed_corpus = work / "speed"

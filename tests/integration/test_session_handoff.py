@@ -37,6 +37,17 @@ PERMISSIONS = (
     "1c066e59-e52f-4c36-a16d-995355aff606.jsonl"
 )
 
+# Claude Code's `git commit` (line 38) waited 44 minutes for leave to run: its result (40) comes
+# after the session was closed as idle
+BASTION = (
+    "claude-code/-home-zidan-zidan-superbrain-bastion/3065c678-2605-4707-9a03-a9c2b0cf758e.jsonl"
+)
+# Started in a buildroot download folder, it showed later that the work is in ~/WORK/SNMP_50ms
+SNMP = (
+    "claude-code/-home-moxa-sdc1-home-moxa-mds4xgl3-buildroot-dl/"
+    "bb66d2eb-0269-43fb-b568-8d66312a90ed.jsonl"
+)
+
 
 def external_ids(ctx: JobContext) -> dict[str, str]:
     with ctx.sessions() as s:
@@ -102,8 +113,18 @@ def test_a_later_claude_code_segment_names_lines_as_the_file_numbers_them(
     stats = ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
     assert stats.sessions_ended == 1
     later = [c for c in candidates(ctx) if c.id not in first and c.source_line is not None]
-    # what the second segment rests on is named by the file's lines, not counted from line 26
-    assert later and {c.source_line for c in later} <= set(range(26, len(whole) + 1))
+    # what the second segment rests on is named by the file's lines, not counted from line 26:
+    # the project on the segment's first line, the change "yes" led to on the request it answered
+    # (3), whose task it is a sighting of
+    assert sorted((c.suggested_kind, c.source_line) for c in later) == [
+        ("project", 26),
+        ("task", 3),
+    ]
+    (task,) = [c for c in later if c.suggested_kind == "task"]
+    shown = re.search(r"^evidence lines: ([\d, ]+)$", task.surrounding_text or "", re.MULTILINE)
+    assert shown is not None
+    lines = [int(n) for n in shown.group(1).split(", ")]
+    assert 30 in lines and max(lines) <= len(whole)
 
 
 def one_task_per_commit(body: dict[str, Any]) -> Any:
@@ -222,3 +243,46 @@ def test_with_a_model_a_claude_code_session_is_held_and_its_digest_queued(
     assert (
         task_entity.display_name == "fix: add return before redirect in adminlogin superuser path"
     )
+
+
+def closed_before_and_after(db_url: str, tmp_path: Path, source: str, line: int) -> JobContext:
+    """A transcript imported as far as the line before `line`, closed as idle, then whole."""
+    path = transcript(tmp_path, source)
+    whole = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(whole[: line - 1]))
+    at_rest(path, seconds_ago=3 * 3600)
+    ctx = make_ctx(db_url)
+    ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    path.write_bytes(b"".join(whole))
+    at_rest(path, seconds_ago=3600)
+    ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    return ctx
+
+
+def test_a_commit_whose_result_comes_after_an_idle_close_is_of_the_work_begun_before(
+    db_url: str, tmp_path: Path
+) -> None:
+    # the request (line 5) and the commit made for it (38) are one piece of work, as when the
+    # file is read at once: the later segment's candidate is a sighting of the task proposed
+    # for the request, and the commit, its subject and its line are that task's evidence
+    ctx = closed_before_and_after(db_url, tmp_path, BASTION, 40)
+    tasks = [e for e in entities(ctx) if e.kind == "task"]
+    assert len(tasks) == 1
+    proposed = [c for c in candidates(ctx) if c.suggested_kind == "task"]
+    assert {c.entity_id for c in proposed} == {tasks[0].id}
+    later = [c for c in proposed if c.source_id.endswith("#2")]
+    assert len(later) == 1
+    context = later[0].surrounding_text or ""
+    assert "Add bastion-how-to-use skill to skills-lock.json" in context
+    assert re.search(r"^evidence lines: 5, 38$", context, re.MULTILINE)
+
+
+def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_path: Path) -> None:
+    # the first 73 lines show only the folder it started in; what came after the idle close
+    # shows the repository the work is in, and the session and its later work move there
+    ctx = closed_before_and_after(db_url, tmp_path, SNMP, 74)
+    with ctx.sessions() as s:
+        (project_path,) = s.scalars(select(ActivitySession.project_path)).all()
+    assert project_path == "/home/moxa/WORK/SNMP_50ms"
+    later = {c.project_path for c in candidates(ctx) if "#" in c.source_id}
+    assert later == {"/home/moxa/WORK/SNMP_50ms"}

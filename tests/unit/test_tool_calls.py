@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from yzos_jobs.importers.closed_session import ClosedSession
-from yzos_jobs.importers.session_events import Request, ToolCall
+from yzos_jobs.importers.session_events import Commit, FileTouched, Request, ToolCall
 from yzos_jobs.importers.transcript_session import transcript_sessions
 
 CWD = "/home/me/shop"
@@ -105,6 +105,31 @@ def test_a_later_segment_of_tool_calls_alone_proposes_nothing() -> None:
         "project",
         "task",
     ]
+
+
+def test_a_later_segment_proposes_only_its_own_work_and_names_what_began_before_as_then() -> None:
+    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
+    earlier = [
+        Request(3, "add a refund test", "add a refund test"),
+        FileTouched(4, "tests/test_refund.py"),
+        Request(9, "now document the refund flow", "now document the refund flow"),
+        ToolCall(10, tried=True),  # the edit waiting for leave when the session was closed
+    ]
+    ours = [
+        FileTouched(10, "docs/refunds.md"),  # let through after the close
+        Commit(10, "a1b2c3d", "docs: the refund flow"),
+        Request(14, "what does the refund job log?", "what does the refund job log?"),
+        Request(20, "add a refund reason field", "add a refund reason field"),
+    ]
+    segment = ClosedSession(
+        "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 2, earlier
+    )
+    tasks = segment.tasks()
+    # the refund test (earlier alone) is not proposed again; the documentation, begun before
+    # and committed now, keeps the name it was proposed under, with the commit as its evidence
+    assert [t.title for t in tasks] == ["now document the refund flow", "add a refund reason field"]
+    assert [c.subject for c in tasks[0].item.commits] == ["docs: the refund flow"]
+    assert [q.line for q in segment.idle_questions()] == [14]
 
 
 def _tool_calls(path: Path) -> list[tuple[int, bool]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import takewhile
 from pathlib import Path
 
 from blake3 import blake3
@@ -26,10 +27,11 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
+from yzos_jobs.files import open_regular
 from yzos_jobs.importers.base import FileImporter, OpenedFile
-from yzos_jobs.importers.claude_transcript import SUBAGENTS, TranscriptReader
+from yzos_jobs.importers.claude_transcript import SUBAGENTS, Fact, TranscriptReader
 from yzos_jobs.importers.closed_session import ClosedSession
-from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
 from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
 
@@ -93,6 +95,9 @@ def _mtime(path: Path) -> float:
 class _Segment:
     session: TranscriptSession
     number: int
+    # What earlier segments of the session recorded (read again): with the new records, where
+    # the session's work is
+    earlier: list[Fact]
 
 
 class ClaudeCodeImporter(FileImporter):
@@ -120,6 +125,13 @@ class ClaudeCodeImporter(FileImporter):
             self.stats.sessions_open += 1  # still going on: closed once idle
             return
         reader = TranscriptReader(self.stats.error)
+        earlier: dict[str, TranscriptSession] = {}
+        for o in opened:
+            try:
+                add_facts(earlier, ((0, f) for f in self._read_before(o, reader)), o.path)
+            except OSError as exc:
+                self._unreadable(o.path, exc)
+                return
         sessions: dict[str, TranscriptSession] = {}
         marks: list[tuple[OpenedFile, FileMark]] = []
         for o in opened:
@@ -130,11 +142,26 @@ class ClaudeCodeImporter(FileImporter):
                 continue
             marks.append((o, replace(o.now, offset=end)))
         self.stats.skipped += reader.repeats
-        units = self._units(group[0], sessions)
+        units = self._units(group[0], sessions, earlier)
         written = self.commit_marks(marks, units, self._write)
         self.after_sessions(written)
         if not sessions and all(o.start == 0 for o in opened):
             self.stats.note(f"no Claude Code session found in {group[0]}")
+
+    def _read_before(self, opened: OpenedFile, reader: TranscriptReader) -> list[Fact]:
+        """The facts of what earlier imports read of a file, read again (`TranscriptReader.recall`)
+        so that the records after pair with them as in one reading of the whole file."""
+        if opened.start == 0:
+            return []
+        before = LinesBefore(opened.path, 0)
+        subagent = opened.path.parent.name == SUBAGENTS
+        with open_regular(opened.path) as fh:
+            read = read_lines(fh, 0, keep_unfinished=False, on_long_line=lambda n: None)
+            lines = (
+                (Position(before, n), end, raw)
+                for n, end, raw in takewhile(lambda line: line[1] <= opened.start, read)
+            )
+            return reader.recall(lines, subagent=subagent)
 
     def _read(
         self, opened: OpenedFile, reader: TranscriptReader, sessions: dict[str, TranscriptSession]
@@ -151,7 +178,12 @@ class ClaudeCodeImporter(FileImporter):
         add_facts(sessions, reader.facts(lines(), subagent=subagent), opened.path)
         return reached[0]
 
-    def _units(self, main: Path, sessions: dict[str, TranscriptSession]) -> list[Unit[_Segment]]:
+    def _units(
+        self,
+        main: Path,
+        sessions: dict[str, TranscriptSession],
+        earlier: dict[str, TranscriptSession],
+    ) -> list[Unit[_Segment]]:
         """One unit per session: its next segment, under the session's key (its id; in a
         project directory other than the one it was first read from, its id and that
         directory's hash: a session id reused with `--session-id` elsewhere is another
@@ -166,7 +198,9 @@ class ClaudeCodeImporter(FileImporter):
             key = keys[sid]
             number = 1 + sum(r.startswith(f"{SEGMENT} ") for r in written.get(key, []))
             session.session_id = key
-            units.append(Unit(str(main), (key, f"{SEGMENT} {number}"), _Segment(session, number)))
+            before = earlier[sid].facts if sid in earlier else []
+            segment = _Segment(session, number, before)
+            units.append(Unit(str(main), (key, f"{SEGMENT} {number}"), segment))
         return units
 
     def _write(self, db: Session, units: list[Unit[_Segment]]) -> Written:
@@ -187,9 +221,16 @@ class ClaudeCodeImporter(FileImporter):
             fresh = claim_records(db, IMPORTER, [(UUIDS, f.uuid) for f in facts])
             kept = [f for f in facts if (UUIDS, f.uuid) in fresh]
             repeats += len({f.uuid for f in facts} - {f.uuid for f in kept})
-            session = TranscriptSession(segment.session.session_id, segment.session.file, kept)
-            project = stored.get(session.session_id) if segment.number > 1 else None
-            built = session.closed(segment.number, project)
+            sid, file = segment.session.session_id, segment.session.file
+            session = TranscriptSession(sid, file, kept)
+            project = None
+            if segment.number > 1:
+                # where everything the session recorded so far shows its work (what a later
+                # segment did can show the repository the start folder is in), else where it
+                # was recorded
+                whole = TranscriptSession(sid, file, [*segment.earlier, *kept])
+                project = whole.project_path() or stored.get(sid)
+            built = session.closed(segment.number, project, segment.earlier)
             if built is not None:
                 closed.append(built)
         written = self.write_sessions(db, closed)

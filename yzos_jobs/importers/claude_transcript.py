@@ -236,7 +236,6 @@ class _Command:
 class _Pending:
     """A `git commit` call waiting for its result."""
 
-    uuid: str
     session_id: str
     line: int | None
     at: datetime | None
@@ -431,6 +430,20 @@ class TranscriptReader:
                     self._calls.pop(fact.session_id, None)
                 yield end, fact
 
+    def recall(
+        self, lines: Iterable[tuple[Position, int, bytes | None]], subagent: bool
+    ) -> list[Fact]:
+        """The facts of records an earlier import read, read again for what later records pair
+        with: a call whose result comes after (a commit, an edit the person let through after
+        the session was closed as idle), a prompt waiting in the queue, the last reply's
+        options. Nothing in them is reported again or counted as a copy."""
+        report, repeats = self.report, self.repeats
+        self.report = lambda err: None
+        try:
+            return [fact for _, fact in self.facts(lines, subagent)]
+        finally:
+            self.report, self.repeats = report, repeats
+
     def _record(self, raw: bytes, where: Position, subagent: bool) -> list[Fact]:
         r = parse_json_object(raw, where)
         uuid, sid = record_key(r.get("uuid")), record_key(r.get("sessionId"))
@@ -616,7 +629,6 @@ class TranscriptReader:
                 if commits and isinstance(part.get("id"), str):
                     subject, body = commit_message(command) or (None, "")
                     self._pending[part["id"]] = _Pending(
-                        base.uuid,
                         base.session_id,
                         base.line,
                         base.at,
@@ -705,9 +717,12 @@ class TranscriptReader:
             # an edit the person rejected, or a command that failed (`brew install gh` refused
             # for a licence not accepted), changed nothing; one whose result never came is not
             # known to have been made
+            # A change or a commit is known from its result's record, whose uuid it goes by:
+            # the call's record may have been imported before the result came (the session
+            # closed as idle while the person was away from a permission prompt).
             change = self._changes.pop(call_id, None)
             if change is not None and not part.get("is_error"):
-                out.append(change)
+                out.append(replace(change, uuid=base.uuid))
             listed = call_id in self._listings
             self._listings.discard(call_id)
             if base.cwd and (
@@ -734,7 +749,7 @@ class TranscriptReader:
             commit = Commit(call.line, sha, clean_text(subject, 1000) or subject, body=call.body)
             out.append(
                 Fact(
-                    call.uuid,
+                    base.uuid,
                     call.session_id,
                     call.line,
                     call.at,

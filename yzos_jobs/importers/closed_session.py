@@ -186,6 +186,10 @@ class ClosedSession:
     project_line: int  # the line the project candidate rests on
     events: list[Event] = field(default_factory=list)
     segment: int = 1
+    # A later segment: the events of the segments before it. Its work items are cut over them and
+    # its own together, so that work begun before the session was closed as idle and carried on
+    # after it is one item; items with nothing of this segment are not proposed again.
+    earlier: list[Event] = field(default_factory=list)
 
     @property
     def source_id(self) -> str:
@@ -239,6 +243,7 @@ class ClosedSession:
         fix it), however differently the commits were worded. The text, not the title: two
         requests that open with the same pasted line ask for different things."""
         items, _ = self._work_items
+        ours = {id(e) for e in self.events}
         out: list[WorkTask] = []
         by_key: dict[str, WorkTask] = {}
         before: tuple[frozenset[str], WorkTask] | None = None  # the last item's request, task
@@ -255,6 +260,9 @@ class ClosedSession:
                 before = (asked, before[1])
                 continue
             named = item.name(is_candidate_title)
+            if self.earlier and (begun := _begun_before(item, ours)) is not None:
+                # named as it was when the segment before proposed it: a sighting of that task
+                named = begun.name(is_candidate_title) or named
             if named is None:
                 if before is not None:
                     before[1].evidence.append(item)
@@ -270,17 +278,21 @@ class ClosedSession:
                 task = by_key[key] = WorkTask(line, title, event, item)
                 out.append(task)
             before = (asked, task)
+        if self.earlier:  # what the segments before proposed is not proposed again
+            return [t for t in out if any(_has_any(i, ours) for i in [t.item, *t.evidence])]
         return out
 
     def idle_questions(self) -> list[Request]:
-        """Questions after which nothing was edited or committed: evidence of the session."""
-        return self._work_items[1]
+        """Questions after which nothing was edited or committed: evidence of the session (of
+        this segment)."""
+        ours = {id(e) for e in self.events}
+        return [q for q in self._work_items[1] if id(q) in ours]
 
     @cached_property
     def _work_items(self) -> tuple[list[WorkItem], list[Request]]:
         """The events cut into work items, once: both the tasks and the questions read them."""
         return work_items(
-            self.events,
+            sorted([*self.earlier, *self.events], key=lambda e: e.line),
             runs_end_at_request=self.source == "claude_code",
             is_answer=lambda request: noise_filter.looks_like_terminal(naming_line(request.text)),
         )
@@ -372,6 +384,23 @@ class WorkTask:
         if files:
             parts.append("files: " + collapse(", ".join(files[:FILES_SHOWN]), 600))
         return "\n".join(parts)
+
+
+def _has_any(item: WorkItem, events: set[int]) -> bool:
+    """Whether a request, commit or file of the item is one of `events` (by identity)."""
+    return any(id(e) in events for e in [*item.requests, *item.commits, *item.files])
+
+
+def _begun_before(item: WorkItem, ours: set[int]) -> WorkItem | None:
+    """What a segment's work item (`ours`: the segment's events) had of its requests and commits
+    before the segment, where it began there and goes on in it; else None."""
+    if not _has_any(item, ours):
+        return None
+    requests = [r for r in item.requests if id(r) not in ours]
+    commits = [c for c in item.commits if id(c) not in ours]
+    if not requests and not commits:
+        return None
+    return WorkItem(requests=requests, commits=commits)
 
 
 SameWork = Callable[[str | None, str], str | None]

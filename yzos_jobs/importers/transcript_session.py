@@ -316,17 +316,26 @@ class TranscriptSession:
             return self._origin_set_at(path) or self._remote() or name
         return name
 
-    def closed(self, segment: int = 1, project_path: str | None = None) -> ClosedSession | None:
-        """As a closed session; None without a single timestamp."""
+    def closed(
+        self,
+        segment: int = 1,
+        project_path: str | None = None,
+        earlier: Sequence[Fact] = (),
+    ) -> ClosedSession | None:
+        """As a closed session (a later segment: with the `earlier` facts of the segments before,
+        read again, whose events its work items are cut with); None without a single
+        timestamp."""
         times = [f.at for f in self.facts if f.at is not None]
         if not times:
             return None
         path = project_path or self.project_path()
+        facts = [*earlier, *self.facts]
+        new = {id(f) for f in self.facts}
         # A prompt read from the queue's records that the next request hands over (an attachment,
         # a user turn) is that request's.
         others = sorted(
             (f.line, f.event.text)
-            for f in self.facts
+            for f in facts
             if isinstance(f.event, Request) and not f.from_queue and f.line is not None
         )
 
@@ -340,19 +349,20 @@ class TranscriptSession:
 
         events = sorted(
             (
-                f.event
-                for f in self.facts
+                (f.event, id(f) in new)
+                for f in facts
                 if f.event is not None and f.line is not None and not handed_over(f)
             ),
-            key=lambda e: e.line,
+            key=lambda pair: pair[0].line,
         )
         seen_files: set[str] = set()
         kept: list[Event] = []
-        for e in events:
+        before: list[Event] = []
+        for e, this_segment in events:
             if isinstance(e, FileTouched):
                 e = replace(e, again=e.path in seen_files)
                 seen_files.add(e.path)
-            kept.append(e)
+            (kept if this_segment else before).append(e)
         first = min((f.line for f in self.facts if f.line is not None), default=1)
         return ClosedSession(
             "claude_code",
@@ -365,6 +375,7 @@ class TranscriptSession:
             first,
             kept,
             segment,
+            before,
         )
 
 
