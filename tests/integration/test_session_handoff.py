@@ -113,18 +113,18 @@ def test_a_later_claude_code_segment_names_lines_as_the_file_numbers_them(
     stats = ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
     assert stats.sessions_ended == 1
     later = [c for c in candidates(ctx) if c.id not in first and c.source_line is not None]
-    # what the second segment rests on is named by the file's lines, not counted from line 26:
-    # the project on the segment's first line, the change "yes" led to on the request it answered
-    # (3), whose task it is a sighting of
+    # what the second segment rests on is named by the file's lines, not counted from line 26;
+    # the change "yes" (30) led to goes on with the request it answered (3), whose task it is a
+    # sighting of, and rests on the reply, a line of the segment
     assert sorted((c.suggested_kind, c.source_line) for c in later) == [
         ("project", 26),
-        ("task", 3),
+        ("task", 30),
     ]
     (task,) = [c for c in later if c.suggested_kind == "task"]
     shown = re.search(r"^evidence lines: ([\d, ]+)$", task.surrounding_text or "", re.MULTILINE)
     assert shown is not None
     lines = [int(n) for n in shown.group(1).split(", ")]
-    assert 30 in lines and max(lines) <= len(whole)
+    assert {3, 30} <= set(lines) and max(lines) <= len(whole)
 
 
 def one_task_per_commit(body: dict[str, Any]) -> Any:
@@ -271,7 +271,8 @@ def test_a_commit_whose_result_comes_after_an_idle_close_is_of_the_work_begun_be
     proposed = [c for c in candidates(ctx) if c.suggested_kind == "task"]
     assert {c.entity_id for c in proposed} == {tasks[0].id}
     later = [c for c in proposed if c.source_id.endswith("#2")]
-    assert len(later) == 1
+    # it rests on the commit's line, which the segment's digest lists for a triage to name
+    assert [c.source_line for c in later] == [38]
     context = later[0].surrounding_text or ""
     assert "Add bastion-how-to-use skill to skills-lock.json" in context
     assert re.search(r"^evidence lines: 5, 38$", context, re.MULTILINE)

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from yzos_jobs.importers.closed_session import ClosedSession
-from yzos_jobs.importers.session_events import Commit, FileTouched, Request, ToolCall
+from yzos_jobs.importers.session_events import (
+    Commit,
+    FileTouched,
+    Request,
+    ShellChange,
+    ToolCall,
+)
 from yzos_jobs.importers.transcript_session import transcript_sessions
 
 CWD = "/home/me/shop"
@@ -129,7 +135,20 @@ def test_a_later_segment_proposes_only_its_own_work_and_names_what_began_before_
     # and committed now, keeps the name it was proposed under, with the commit as its evidence
     assert [t.title for t in tasks] == ["now document the refund flow", "add a refund reason field"]
     assert [c.subject for c in tasks[0].item.commits] == ["docs: the refund flow"]
+    assert [t.line for t in tasks] == [10, 20]  # lines of the segment, as its digest lists them
     assert [q.line for q in segment.idle_questions()] == [14]
+
+
+def test_a_change_made_with_the_shell_after_an_idle_close_is_a_sighting_of_its_work() -> None:
+    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
+    earlier = [Request(3, "delete the stale release branches", "delete the stale release branches")]
+    ours = [ShellChange(4, "git push origin --delete release-1.2", hosted=True)]
+    segment = ClosedSession(
+        "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 2, earlier
+    )
+    assert [(t.title, t.line) for t in segment.tasks()] == [
+        ("delete the stale release branches", 4)
+    ]
 
 
 def _tool_calls(path: Path) -> list[tuple[int, bool]]:

@@ -129,9 +129,8 @@ class ClaudeCodeImporter(FileImporter):
         for o in opened:
             try:
                 add_facts(earlier, ((0, f) for f in self._read_before(o, reader)), o.path)
-            except OSError as exc:
+            except OSError as exc:  # read on without it, as `_read` does with the new records
                 self._unreadable(o.path, exc)
-                return
         sessions: dict[str, TranscriptSession] = {}
         marks: list[tuple[OpenedFile, FileMark]] = []
         for o in opened:

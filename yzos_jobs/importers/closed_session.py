@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
 from typing import Any, Literal
@@ -205,7 +205,7 @@ class ClosedSession:
         """Every request and commit, and each file where the session first touched it."""
         lines: list[dict[str, Any]] = []
         for e in self.events:
-            if isinstance(e, (ShellChange, ToolCall)) or (isinstance(e, FileTouched) and e.again):
+            if not _in_digest(e):
                 continue  # a command or a tool is how work was done, not what it was
             if isinstance(e, Request):
                 lines.append({"line": e.line, "kind": "request", "text": e.asked_for})
@@ -278,9 +278,18 @@ class ClosedSession:
                 task = by_key[key] = WorkTask(line, title, event, item)
                 out.append(task)
             before = (asked, task)
-        if self.earlier:  # what the segments before proposed is not proposed again
-            return [t for t in out if any(_has_any(i, ours) for i in [t.item, *t.evidence])]
-        return out
+        if not self.earlier:
+            return out
+        # What the segments before proposed is not proposed again; work carried on here rests on
+        # its first line here, a line of this segment's digest, which a triage can name.
+        kept: list[WorkTask] = []
+        for t in out:
+            here = [e for i in [t.item, *t.evidence] for e in _events(i) if id(e) in ours]
+            if not here:
+                continue
+            listed = sorted(e.line for e in here if _in_digest(e)) or sorted(e.line for e in here)
+            kept.append(t if t.line in listed else replace(t, line=listed[0]))
+        return kept
 
     def idle_questions(self) -> list[Request]:
         """Questions after which nothing was edited or committed: evidence of the session (of
@@ -386,9 +395,21 @@ class WorkTask:
         return "\n".join(parts)
 
 
+def _in_digest(e: Event) -> bool:
+    """Whether a digest lists the event: a request, a commit, a file where first touched."""
+    return not isinstance(e, (ShellChange, ToolCall)) and not (
+        isinstance(e, FileTouched) and e.again
+    )
+
+
+def _events(item: WorkItem) -> list[Event]:
+    """The item's requests and commits, then its files and shell changes."""
+    return [*item.requests, *item.commits, *item.files, *item.changes]
+
+
 def _has_any(item: WorkItem, events: set[int]) -> bool:
-    """Whether a request, commit or file of the item is one of `events` (by identity)."""
-    return any(id(e) in events for e in [*item.requests, *item.commits, *item.files])
+    """Whether an event of the item is one of `events` (by identity)."""
+    return any(id(e) in events for e in _events(item))
 
 
 def _begun_before(item: WorkItem, ours: set[int]) -> WorkItem | None:

@@ -60,6 +60,7 @@ class WorkItem:
     requests: list[Request] = field(default_factory=list)
     commits: list[Commit] = field(default_factory=list)
     files: list[FileTouched] = field(default_factory=list)
+    changes: list[ShellChange] = field(default_factory=list)  # made with the shell
     edited: bool = False
     # edited something in the working tree (a file, or with the shell), not only on the code host
     worked_tree: bool = False
@@ -183,6 +184,7 @@ def work_items(
                 for later in [*since, current]:
                     done.requests += later.requests
                     done.files += later.files
+                    done.changes += later.changes
                 current = done
             current.commits.append(e)
             committed = True
@@ -190,6 +192,7 @@ def work_items(
             current.worked_on = True
             current.tried = current.tried or e.tried
         elif isinstance(e, ShellChange):
+            current.changes.append(e)
             current.edited = True
             current.worked_tree = current.worked_tree or not e.hosted
         else:
