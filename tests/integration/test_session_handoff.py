@@ -42,6 +42,8 @@ PERMISSIONS = (
 BASTION = (
     "claude-code/-home-zidan-zidan-superbrain-bastion/3065c678-2605-4707-9a03-a9c2b0cf758e.jsonl"
 )
+# The Write of experiment_brief.md (line 337) was let through an hour later (338)
+BRIEF = "claude-code/-home-yingbohao-llm-train/4b0ee9c6-20bd-4ff0-8465-c984c7d9032a.jsonl"
 # Started in a buildroot download folder, it showed later that the work is in ~/WORK/SNMP_50ms
 SNMP = (
     "claude-code/-home-moxa-sdc1-home-moxa-mds4xgl3-buildroot-dl/"
@@ -287,3 +289,17 @@ def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_
     assert project_path == "/home/moxa/WORK/SNMP_50ms"
     later = {c.project_path for c in candidates(ctx) if "#" in c.source_id}
     assert later == {"/home/moxa/WORK/SNMP_50ms"}
+
+
+def test_an_edit_let_through_after_an_idle_close_is_evidence_of_the_work(
+    db_url: str, tmp_path: Path
+) -> None:
+    # the file the edit wrote shows in the later segment's candidate, on the edit's line: the
+    # change goes by its result's record, not by the call's, which the first segment claimed
+    ctx = closed_before_and_after(db_url, tmp_path, BRIEF, 338)
+    later = [c for c in candidates(ctx) if c.suggested_kind == "task" and "#" in c.source_id]
+    assert any(
+        c.source_line == 337
+        and "files: /home/yingbohao/llm-train/experiment_brief.md" in (c.surrounding_text or "")
+        for c in later
+    )
