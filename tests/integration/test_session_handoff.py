@@ -5,6 +5,7 @@ numbers them; a killed import goes on at once."""
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 from pathlib import Path
@@ -278,6 +279,42 @@ def test_a_commit_whose_result_comes_after_an_idle_close_is_of_the_work_begun_be
     context = later[0].surrounding_text or ""
     assert "Add bastion-how-to-use skill to skills-lock.json" in context
     assert re.search(r"^evidence lines: 5, 38$", context, re.MULTILINE)
+
+
+def _stamped(raw: bytes, uuid: str, parent: str, at: str) -> bytes:
+    """A record of the transcript written again later: another uuid, parent and time."""
+    record = json.loads(raw)
+    record.update(uuid=uuid, parentUuid=parent, timestamp=at)
+    return json.dumps(record).encode() + b"\n"
+
+
+def test_work_carried_over_two_idle_closes_is_one_task(db_url: str, tmp_path: Path) -> None:
+    # the request (5) and its edit (31) are closed as idle before the commit (38); the commit is
+    # closed as idle in turn; an hour later the lockfile is edited again (the edit of 31 and its
+    # result, recorded anew): all three segments are the one piece of work
+    path = transcript(tmp_path, BASTION)
+    whole = path.read_bytes().splitlines(keepends=True)
+    last = json.loads(whole[-1])["uuid"]
+    again = [
+        _stamped(whole[30], "0b5e7c1e-0000-4000-8000-000000000001", last, "2026-05-08T09:00:00Z"),
+        _stamped(
+            whole[33],
+            "0b5e7c1e-0000-4000-8000-000000000002",
+            "0b5e7c1e-0000-4000-8000-000000000001",
+            "2026-05-08T09:00:01Z",
+        ),
+    ]
+    ctx = make_ctx(db_url)
+    for written in (whole[:37], whole, whole + again):
+        path.write_bytes(b"".join(written))
+        at_rest(path, seconds_ago=3 * 3600)
+        ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    proposed = [c for c in candidates(ctx) if c.suggested_kind == "task"]
+    assert [c.source_id.rpartition("#")[2] for c in proposed][1:] == ["2", "3"]
+    assert len({c.raw_text for c in proposed}) == 1  # the third is not named by the commit
+    tasks = [e for e in entities(ctx) if e.kind == "task"]
+    assert len(tasks) == 1 and {c.entity_id for c in proposed} == {tasks[0].id}
+    assert proposed[-1].source_line == len(whole) + 1  # the edit made in the third segment
 
 
 def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_path: Path) -> None:

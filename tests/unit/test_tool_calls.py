@@ -194,3 +194,26 @@ def test_a_start_the_person_stopped_is_a_failed_start(tmp_path: Path) -> None:
 def test_a_change_on_an_mcp_server_is_a_change_tried(tmp_path: Path) -> None:
     made = _call(2, "mcp__github__create_issue", {"owner": "me", "repo": "shop"}, "#12 created")
     assert _tool_calls(_write(tmp_path / "s1.jsonl", [REVIEW[0], *made])) == [(2, True)]
+
+
+def test_work_carried_over_two_idle_closes_keeps_the_name_it_was_first_proposed_under() -> None:
+    # asked for in the first segment, committed in the second, edited again in the third: the
+    # third proposes it under the name the first stored, not the commit's subject
+    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
+    earlier = [
+        Request(3, "add a refund test", "add a refund test"),
+        FileTouched(4, "tests/test_refund.py"),
+        Commit(10, "a1b2c3d", "test: cover partial refunds"),
+    ]
+    ours = [FileTouched(15, "tests/test_refund.py")]
+
+    def third(named_before: dict[int, str]) -> list[tuple[str, int]]:
+        segment = ClosedSession(
+            "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 3, earlier, named_before
+        )
+        return [(t.title, t.line) for t in segment.tasks()]
+
+    # the first segment proposed the request; the second a sighting of it on the commit's line
+    assert third({3: "add a refund test", 10: "add a refund test"}) == [("add a refund test", 15)]
+    # nothing stored on its lines (its candidate was refused): named as one reading names it
+    assert third({}) == [("cover partial refunds", 15)]

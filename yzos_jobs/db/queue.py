@@ -1,6 +1,7 @@
 """The candidate queue, and every state change of a candidate: insert, claim with a lease,
 extend, release back to pending (the lease itself is `lease_claim.py`'s, shared with the triage
-queue), finish (promoted or rejected), relink on a merge, requeue on a correction.
+queue), finish (promoted or rejected), relink on a merge, requeue on a correction; and the task
+names a session's segments proposed, by line.
 """
 
 from __future__ import annotations
@@ -252,3 +253,18 @@ def requeue_candidate(session: Session, candidate_id: int, now: datetime) -> boo
         )
     )
     return bool(result.rowcount)
+
+
+def proposed_task_names(session: Session, source_ids: Sequence[str]) -> dict[int, str]:
+    """The names the task candidates of these sources (the segments of one session) were
+    proposed under, by the line each rests on; where two rest on one line, the first proposed."""
+    rows = session.execute(
+        select(C.source_line, C.raw_text)
+        .where(
+            C.source_id.in_(sorted(set(source_ids))),
+            C.suggested_kind == "task",
+            C.source_line.is_not(None),
+        )
+        .order_by(C.id.desc())
+    )
+    return {line: name for line, name in rows}  # the first proposed is written last

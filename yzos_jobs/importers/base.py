@@ -38,6 +38,7 @@ from yzos_jobs.importers.reading import (
     Line,
     LinesBefore,
     Position,
+    PositionedLine,
     read_lines,
 )
 from yzos_jobs.importers.records import (
@@ -240,7 +241,7 @@ class FileImporter:
 
     def lines(
         self, opened: OpenedFile, start: int, *, keep_unfinished: bool
-    ) -> Iterator[tuple[Position, int, bytes | None]]:
+    ) -> Iterator[PositionedLine]:
         """The file's lines from `start` (see reading.read_lines) with their positions, counted
         as progress; a line past the length bound is reported here and comes with None."""
         before = LinesBefore(opened.path, start)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import takewhile
 from pathlib import Path
 
 from blake3 import blake3
@@ -27,11 +26,11 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
-from yzos_jobs.files import open_regular
+from yzos_jobs.db.queue import proposed_task_names
 from yzos_jobs.importers.base import FileImporter, OpenedFile
 from yzos_jobs.importers.claude_transcript import SUBAGENTS, Fact, TranscriptReader
 from yzos_jobs.importers.closed_session import ClosedSession
-from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.reading import PositionedLine, positioned_lines
 from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
 
@@ -152,15 +151,8 @@ class ClaudeCodeImporter(FileImporter):
         so that the records after pair with them as in one reading of the whole file."""
         if opened.start == 0:
             return []
-        before = LinesBefore(opened.path, 0)
         subagent = opened.path.parent.name == SUBAGENTS
-        with open_regular(opened.path) as fh:
-            read = read_lines(fh, 0, keep_unfinished=False, on_long_line=lambda n: None)
-            lines = (
-                (Position(before, n), end, raw)
-                for n, end, raw in takewhile(lambda line: line[1] <= opened.start, read)
-            )
-            return reader.recall(lines, subagent=subagent)
+        return reader.recall(positioned_lines(opened.path, until=opened.start), subagent=subagent)
 
     def _read(
         self, opened: OpenedFile, reader: TranscriptReader, sessions: dict[str, TranscriptSession]
@@ -168,7 +160,7 @@ class ClaudeCodeImporter(FileImporter):
         """Read one file's new records into `sessions`; returns the offset reached."""
         reached = [opened.start]
 
-        def lines() -> Iterator[tuple[Position, int, bytes | None]]:
+        def lines() -> Iterator[PositionedLine]:
             for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
                 reached[0] = end
                 yield where, end, raw
@@ -222,14 +214,16 @@ class ClaudeCodeImporter(FileImporter):
             repeats += len({f.uuid for f in facts} - {f.uuid for f in kept})
             sid, file = segment.session.session_id, segment.session.file
             session = TranscriptSession(sid, file, kept)
-            project = None
+            project, named = None, {}
             if segment.number > 1:
                 # where everything the session recorded so far shows its work (what a later
                 # segment did can show the repository the start folder is in), else where it
                 # was recorded
                 whole = TranscriptSession(sid, file, [*segment.earlier, *kept])
                 project = whole.project_path() or stored.get(sid)
-            built = session.closed(segment.number, project, segment.earlier)
+                segments = [sid, *(f"{sid}#{n}" for n in range(2, segment.number))]
+                named = proposed_task_names(db, segments)
+            built = session.closed(segment.number, project, segment.earlier, named)
             if built is not None:
                 closed.append(built)
         written = self.write_sessions(db, closed)

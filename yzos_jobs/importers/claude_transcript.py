@@ -63,7 +63,7 @@ from yzos_jobs.importers.closed_session import (
     title_of,
 )
 from yzos_jobs.importers.offered_choice import chosen_option
-from yzos_jobs.importers.reading import Position
+from yzos_jobs.importers.reading import Position, PositionedLine
 from yzos_jobs.importers.records import ImportRecordError, record_key
 from yzos_jobs.importers.session_events import ToolCall, word_units
 from yzos_jobs.importers.shell_commands import (
@@ -406,9 +406,7 @@ class TranscriptReader:
         # request: the first of each kind stands for the rest
         self._calls: dict[str, set[bool]] = {}
 
-    def facts(
-        self, lines: Iterable[tuple[Position, int, bytes | None]], subagent: bool
-    ) -> Iterator[tuple[int, Fact]]:
+    def facts(self, lines: Iterable[PositionedLine], subagent: bool) -> Iterator[tuple[int, Fact]]:
         """(offset after the line, fact) for each record that gives one; a malformed line is
         reported and skipped."""
         for where, end, raw in lines:
@@ -430,9 +428,7 @@ class TranscriptReader:
                     self._calls.pop(fact.session_id, None)
                 yield end, fact
 
-    def recall(
-        self, lines: Iterable[tuple[Position, int, bytes | None]], subagent: bool
-    ) -> list[Fact]:
+    def recall(self, lines: Iterable[PositionedLine], subagent: bool) -> list[Fact]:
         """The facts of records an earlier import read, read again for what later records pair
         with: a call whose result comes after (a commit, an edit the person let through after
         the session was closed as idle), a prompt waiting in the queue, the last reply's

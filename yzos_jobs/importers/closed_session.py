@@ -190,6 +190,10 @@ class ClosedSession:
     # its own together, so that work begun before the session was closed as idle and carried on
     # after it is one item; items with nothing of this segment are not proposed again.
     earlier: list[Event] = field(default_factory=list)
+    # A later segment: the names the segments before proposed their tasks under, by the line each
+    # rests on (as stored). Work carried on here keeps that name, whatever the segments between
+    # added to it (a commit made in the middle one of three does not rename it in the third).
+    named_before: dict[int, str] = field(default_factory=dict)
 
     @property
     def source_id(self) -> str:
@@ -260,9 +264,12 @@ class ClosedSession:
                 before = (asked, before[1])
                 continue
             named = item.name(is_candidate_title)
-            if self.earlier and (begun := _begun_before(item, ours)) is not None:
-                # named as it was when the segment before proposed it: a sighting of that task
-                named = begun.name(is_candidate_title) or named
+            if self.earlier:
+                # named as it was when a segment before proposed it: a sighting of that task
+                if (begun := _begun_before(item, ours)) is not None:
+                    named = begun.name(is_candidate_title) or named
+                if named is not None and (stored := self._named_before(item, ours)) is not None:
+                    named = (named[0], stored, named[2])
             if named is None:
                 if before is not None:
                     before[1].evidence.append(item)
@@ -290,6 +297,14 @@ class ClosedSession:
             listed = sorted(e.line for e in here if _in_digest(e)) or sorted(e.line for e in here)
             kept.append(t if t.line in listed else replace(t, line=listed[0]))
         return kept
+
+    def _named_before(self, item: WorkItem, ours: set[int]) -> str | None:
+        """The name a segment before proposed `item` under: the stored name resting on the
+        earliest of its lines before this segment that one rests on."""
+        for e in sorted((e for e in _events(item) if id(e) not in ours), key=lambda e: e.line):
+            if (name := self.named_before.get(e.line)) is not None:
+                return name
+        return None
 
     def idle_questions(self) -> list[Request]:
         """Questions after which nothing was edited or committed: evidence of the session (of

@@ -70,6 +70,10 @@ class Position:
         return f"{self.before.path}:{self.file_line}"
 
 
+# A line as an importer's reader takes it: where it is, the offset after it, its bytes or None
+PositionedLine = tuple[Position, int, bytes | None]
+
+
 def _skip_rest_of_line(fh: BinaryIO) -> tuple[int, bool]:
     """Read past the rest of the current line: (bytes read, whether its newline was found)."""
     skipped = 0
@@ -123,3 +127,14 @@ def read_lines(
 
 
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte order mark
+
+
+def positioned_lines(path: Path, *, until: int | None = None) -> Iterator[PositionedLine]:
+    """A file's finished lines from its start, each with its Position, read again silently (a
+    line past MAX_LINE_BYTES was reported when first read): up to offset `until` where given."""
+    before = LinesBefore(path, 0)
+    with open_regular(path) as fh:
+        for n, end, raw in read_lines(fh, 0, keep_unfinished=False, on_long_line=lambda n: None):
+            if until is not None and end > until:
+                return
+            yield Position(before, n), end, raw

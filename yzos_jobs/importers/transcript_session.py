@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.claude_transcript import SUBAGENTS, Fact, TranscriptReader
 from yzos_jobs.importers.closed_session import (
@@ -20,7 +19,7 @@ from yzos_jobs.importers.closed_session import (
     FileTouched,
     Request,
 )
-from yzos_jobs.importers.reading import LinesBefore, Position, read_lines
+from yzos_jobs.importers.reading import positioned_lines
 
 
 def _below(path: str, folder: str) -> bool:
@@ -321,10 +320,11 @@ class TranscriptSession:
         segment: int = 1,
         project_path: str | None = None,
         earlier: Sequence[Fact] = (),
+        named_before: dict[int, str] | None = None,
     ) -> ClosedSession | None:
         """As a closed session (a later segment: with the `earlier` facts of the segments before,
-        read again, whose events its work items are cut with); None without a single
-        timestamp."""
+        read again, whose events its work items are cut with, and the names those segments
+        proposed tasks under, by line); None without a single timestamp."""
         times = [f.at for f in self.facts if f.at is not None]
         if not times:
             return None
@@ -376,6 +376,7 @@ class TranscriptSession:
             kept,
             segment,
             before,
+            named_before or {},
         )
 
 
@@ -397,14 +398,7 @@ def transcript_sessions(files: Sequence[Path]) -> list[ClosedSession]:
     reader = TranscriptReader(lambda err: None)
     sessions: dict[str, TranscriptSession] = {}
     for path in files:
-        before = LinesBefore(path, 0)
-        with open_regular(path) as fh:
-            lines = (
-                (Position(before, n), end, raw)
-                for n, end, raw in read_lines(
-                    fh, 0, keep_unfinished=False, on_long_line=lambda n: None
-                )
-            )
-            add_facts(sessions, reader.facts(lines, subagent=path.parent.name == SUBAGENTS), path)
+        lines = positioned_lines(path)
+        add_facts(sessions, reader.facts(lines, subagent=path.parent.name == SUBAGENTS), path)
     closed = (s.closed() for _, s in sorted(sessions.items()))
     return [c for c in closed if c is not None]
