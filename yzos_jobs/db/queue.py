@@ -255,12 +255,15 @@ def requeue_candidate(session: Session, candidate_id: int, now: datetime) -> boo
     return bool(result.rowcount)
 
 
-def proposed_task_names(session: Session, source_ids: Sequence[str]) -> dict[int, str]:
+def proposed_task_names(
+    session: Session, source_kind: str, source_ids: Sequence[str]
+) -> dict[int, str]:
     """The names the task candidates of these sources (the segments of one session) were
     proposed under, by the line each rests on; where two rest on one line, the first proposed."""
     rows = session.execute(
         select(C.source_line, C.raw_text)
         .where(
+            C.source_kind == source_kind,  # with the source id: the index the lookup reads
             C.source_id.in_(sorted(set(source_ids))),
             C.suggested_kind == "task",
             C.source_line.is_not(None),

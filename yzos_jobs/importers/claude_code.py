@@ -29,7 +29,7 @@ from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
 from yzos_jobs.db.queue import proposed_task_names
 from yzos_jobs.importers.base import FileImporter, OpenedFile
 from yzos_jobs.importers.claude_transcript import SUBAGENTS, Fact, TranscriptReader
-from yzos_jobs.importers.closed_session import ClosedSession
+from yzos_jobs.importers.closed_session import SOURCE_KIND, ClosedSession
 from yzos_jobs.importers.reading import PositionedLine, positioned_lines
 from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
@@ -222,7 +222,7 @@ class ClaudeCodeImporter(FileImporter):
                 whole = TranscriptSession(sid, file, [*segment.earlier, *kept])
                 project = whole.project_path() or stored.get(sid)
                 segments = [sid, *(f"{sid}#{n}" for n in range(2, segment.number))]
-                named = proposed_task_names(db, segments)
+                named = proposed_task_names(db, SOURCE_KIND, segments)
             built = session.closed(segment.number, project, segment.earlier, named)
             if built is not None:
                 closed.append(built)
