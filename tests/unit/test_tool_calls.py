@@ -217,3 +217,21 @@ def test_work_carried_over_two_idle_closes_keeps_the_name_it_was_first_proposed_
     assert third({3: "add a refund test", 10: "add a refund test"}) == [("add a refund test", 15)]
     # nothing stored on its lines (its candidate was refused): named as one reading names it
     assert third({}) == [("cover partial refunds", 15)]
+
+
+def test_a_name_stored_for_the_work_an_unnamed_item_went_on_with_is_not_that_items_name() -> None:
+    # "continue" (4) named nothing: the second segment proposed its edit as a sighting of the
+    # refund test, on line 4; committed in the third, it is the commit's work, as one reading has it
+    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
+    earlier = [
+        Request(1, "add a refund test", "add a refund test"),
+        FileTouched(2, "tests/test_refund.py"),
+        Request(4, "continue", "continue"),
+        FileTouched(5, "app/invoices.py"),
+    ]
+    ours = [FileTouched(8, "app/invoices.py"), Commit(9, "a1b2c3d", "feat: export invoices as csv")]
+    named_before = {1: "add a refund test", 4: "add a refund test"}
+    segment = ClosedSession(
+        "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 3, earlier, named_before
+    )
+    assert [(t.title, t.line) for t in segment.tasks()] == [("export invoices as csv", 9)]

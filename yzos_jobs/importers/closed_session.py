@@ -266,9 +266,18 @@ class ClosedSession:
             named = item.name(is_candidate_title)
             if self.earlier:
                 # named as it was when a segment before proposed it: a sighting of that task
-                if (begun := _begun_before(item, ours)) is not None:
+                begun = _begun_before(item, ours)
+                if begun is not None:
                     named = begun.name(is_candidate_title) or named
-                if named is not None and (stored := self._named_before(item, ours)) is not None:
+                # What the item had before this segment named a task of its own there (else a
+                # name stored on its lines is the task it went on with, not its own)
+                before_part = begun if _has_any(item, ours) else item
+                if (
+                    named is not None
+                    and before_part is not None
+                    and before_part.name(is_candidate_title) is not None
+                    and (stored := self._named_before(item, ours)) is not None
+                ):
                     named = (named[0], stored, named[2])
             if named is None:
                 if before is not None:
