@@ -98,23 +98,44 @@ def test_a_subagents_calls_are_not_the_sessions(tmp_path: Path) -> None:
     assert not [e for e in _events(main, side) if isinstance(e, ToolCall) and not e.tried]
 
 
+def _later_segment(
+    events: list[Any],
+    number: int = 2,
+    earlier: list[Any] | None = None,
+    named_before: dict[int, str] | None = None,
+) -> ClosedSession:
+    """Segment `number` of a session closed as idle before it, with the events of the ones
+    before and the task names they stored, by line."""
+    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
+    return ClosedSession(
+        "claude_code",
+        "s1",
+        "s1.jsonl",
+        CWD,
+        "shop",
+        at,
+        at,
+        1,
+        events,
+        number,
+        earlier or [],
+        named_before or {},
+    )
+
+
 def test_a_later_segment_of_tool_calls_alone_proposes_nothing() -> None:
     # the tool went on reading for a request of the segment before: nothing new to judge
-    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
-
-    def segment(*events: Any) -> ClosedSession:
-        return ClosedSession("claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, [*events], 2)
-
-    assert segment(ToolCall(40)).candidates(limit=500) == []
+    assert _later_segment([ToolCall(40)]).candidates(limit=500) == []
     asked = Request(41, "add a refund test", "add a refund test")
-    assert [c.suggested_kind for c in segment(ToolCall(40), asked).candidates(limit=500)] == [
+    assert [
+        c.suggested_kind for c in _later_segment([ToolCall(40), asked]).candidates(limit=500)
+    ] == [
         "project",
         "task",
     ]
 
 
 def test_a_later_segment_proposes_only_its_own_work_and_names_what_began_before_as_then() -> None:
-    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
     earlier = [
         Request(3, "add a refund test", "add a refund test"),
         FileTouched(4, "tests/test_refund.py"),
@@ -127,9 +148,7 @@ def test_a_later_segment_proposes_only_its_own_work_and_names_what_began_before_
         Request(14, "what does the refund job log?", "what does the refund job log?"),
         Request(20, "add a refund reason field", "add a refund reason field"),
     ]
-    segment = ClosedSession(
-        "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 2, earlier
-    )
+    segment = _later_segment(ours, earlier=earlier)
     tasks = segment.tasks()
     # the refund test (earlier alone) is not proposed again; the documentation, begun before
     # and committed now, keeps the name it was proposed under, with the commit as its evidence
@@ -140,13 +159,9 @@ def test_a_later_segment_proposes_only_its_own_work_and_names_what_began_before_
 
 
 def test_a_change_made_with_the_shell_after_an_idle_close_is_a_sighting_of_its_work() -> None:
-    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
     earlier = [Request(3, "delete the stale release branches", "delete the stale release branches")]
     ours = [ShellChange(4, "git push origin --delete release-1.2", hosted=True)]
-    segment = ClosedSession(
-        "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 2, earlier
-    )
-    assert [(t.title, t.line) for t in segment.tasks()] == [
+    assert [(t.title, t.line) for t in _later_segment(ours, earlier=earlier).tasks()] == [
         ("delete the stale release branches", 4)
     ]
 
@@ -199,7 +214,6 @@ def test_a_change_on_an_mcp_server_is_a_change_tried(tmp_path: Path) -> None:
 def test_work_carried_over_two_idle_closes_keeps_the_name_it_was_first_proposed_under() -> None:
     # asked for in the first segment, committed in the second, edited again in the third: the
     # third proposes it under the name the first stored, not the commit's subject
-    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
     earlier = [
         Request(3, "add a refund test", "add a refund test"),
         FileTouched(4, "tests/test_refund.py"),
@@ -208,9 +222,7 @@ def test_work_carried_over_two_idle_closes_keeps_the_name_it_was_first_proposed_
     ours = [FileTouched(15, "tests/test_refund.py")]
 
     def third(named_before: dict[int, str]) -> list[tuple[str, int]]:
-        segment = ClosedSession(
-            "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 3, earlier, named_before
-        )
+        segment = _later_segment(ours, 3, earlier, named_before)
         return [(t.title, t.line) for t in segment.tasks()]
 
     # the first segment proposed the request; the second a sighting of it on the commit's line
@@ -222,7 +234,6 @@ def test_work_carried_over_two_idle_closes_keeps_the_name_it_was_first_proposed_
 def test_a_name_stored_for_the_work_an_unnamed_item_went_on_with_is_not_that_items_name() -> None:
     # "continue" (4) named nothing: the second segment proposed its edit as a sighting of the
     # refund test, on line 4; committed in the third, it is the commit's work, as one reading has it
-    at = datetime(2026, 11, 4, 10, tzinfo=UTC)
     earlier = [
         Request(1, "add a refund test", "add a refund test"),
         FileTouched(2, "tests/test_refund.py"),
@@ -231,7 +242,5 @@ def test_a_name_stored_for_the_work_an_unnamed_item_went_on_with_is_not_that_ite
     ]
     ours = [FileTouched(8, "app/invoices.py"), Commit(9, "a1b2c3d", "feat: export invoices as csv")]
     named_before = {1: "add a refund test", 4: "add a refund test"}
-    segment = ClosedSession(
-        "claude_code", "s1", "s1.jsonl", CWD, "shop", at, at, 1, ours, 3, earlier, named_before
-    )
+    segment = _later_segment(ours, 3, earlier, named_before)
     assert [(t.title, t.line) for t in segment.tasks()] == [("export invoices as csv", 9)]

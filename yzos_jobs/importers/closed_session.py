@@ -263,22 +263,8 @@ class ClosedSession:
                 before[1].evidence.append(item)
                 before = (asked, before[1])
                 continue
-            named = item.name(is_candidate_title)
-            if self.earlier:
-                # named as it was when a segment before proposed it: a sighting of that task
-                begun = _begun_before(item, ours)
-                if begun is not None:
-                    named = begun.name(is_candidate_title) or named
-                # What the item had before this segment named a task of its own there (else a
-                # name stored on its lines is the task it went on with, not its own)
-                before_part = begun if _has_any(item, ours) else item
-                if (
-                    named is not None
-                    and before_part is not None
-                    and before_part.name(is_candidate_title) is not None
-                    and (stored := self._named_before(item, ours)) is not None
-                ):
-                    named = (named[0], stored, named[2])
+            named = self._name_as_before(item, ours) if self.earlier else None
+            named = named or item.name(is_candidate_title)
             if named is None:
                 if before is not None:
                     before[1].evidence.append(item)
@@ -307,13 +293,21 @@ class ClosedSession:
             kept.append(t if t.line in listed else replace(t, line=listed[0]))
         return kept
 
-    def _named_before(self, item: WorkItem, ours: set[int]) -> str | None:
-        """The name a segment before proposed `item` under: the stored name resting on the
-        earliest of its lines before this segment that one rests on."""
+    def _name_as_before(
+        self, item: WorkItem, ours: set[int]
+    ) -> tuple[int, str, Request | Commit] | None:
+        """A later segment's item named as it was when a segment before proposed it (a sighting
+        of that task): by what it had before this segment, under the name stored on the earliest
+        of its lines there. None for an item that names nothing of its own before this segment
+        (a name stored on its lines is then the task it went on with, not its own)."""
+        before = _begun_before(item, ours) if _has_any(item, ours) else item
+        named = before.name(is_candidate_title) if before is not None else None
+        if named is None:
+            return None
         for e in sorted((e for e in _events(item) if id(e) not in ours), key=lambda e: e.line):
-            if (name := self.named_before.get(e.line)) is not None:
-                return name
-        return None
+            if (stored := self.named_before.get(e.line)) is not None:
+                return named[0], stored, named[2]
+        return named
 
     def idle_questions(self) -> list[Request]:
         """Questions after which nothing was edited or committed: evidence of the session (of
