@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,8 @@ from tests.support.corpus import HEALTH, REAL, WORCESTER, WORKTREE, at_rest, his
 from tests.support.daemons import wait_for
 from tests.support.jobs import candidates, entities, make_ctx
 from tests.support.tables import row_counts
-from yzos_jobs.db.models import ActivitySession, ImporterSeen, SessionTriage
+from yzos_jobs.db.models import ActivitySession, Entity, ImporterSeen, SessionTriage
+from yzos_jobs.entity.corrections import correct
 from yzos_jobs.importers.aider import AiderImporter
 from yzos_jobs.importers.claude_code import ClaudeCodeImporter
 from yzos_jobs.importers.digests import session_digests
@@ -248,14 +250,23 @@ def test_with_a_model_a_claude_code_session_is_held_and_its_digest_queued(
     )
 
 
-def closed_before_and_after(db_url: str, tmp_path: Path, source: str, line: int) -> JobContext:
-    """A transcript imported as far as the line before `line`, closed as idle, then whole."""
+def closed_before_and_after(
+    db_url: str,
+    tmp_path: Path,
+    source: str,
+    line: int,
+    between: Callable[[JobContext], None] | None = None,
+) -> JobContext:
+    """A transcript imported as far as the line before `line`, closed as idle, then (after
+    `between`) whole."""
     path = transcript(tmp_path, source)
     whole = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(whole[: line - 1]))
     at_rest(path, seconds_ago=3 * 3600)
     ctx = make_ctx(db_url)
     ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    if between is not None:
+        between(ctx)
     path.write_bytes(b"".join(whole))
     at_rest(path, seconds_ago=3600)
     ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
@@ -317,15 +328,107 @@ def test_work_carried_over_two_idle_closes_is_one_task(db_url: str, tmp_path: Pa
     assert proposed[-1].source_line == len(whole) + 1  # the edit made in the third segment
 
 
+SNMP_PATH = "/home/moxa/WORK/SNMP_50ms"
+
+
 def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_path: Path) -> None:
     # the first 73 lines show only the folder it started in; what came after the idle close
-    # shows the repository the work is in, and the session and its later work move there
+    # shows the repository the work is in, and the session and its work move there: what the
+    # first segment alone proposed (the `dl` project, its task) is in SNMP_50ms, as when the file
+    # is read at once, and the task the second segment goes on with is the same task
     ctx = closed_before_and_after(db_url, tmp_path, SNMP, 74)
     with ctx.sessions() as s:
         (project_path,) = s.scalars(select(ActivitySession.project_path)).all()
-    assert project_path == "/home/moxa/WORK/SNMP_50ms"
-    later = {c.project_path for c in candidates(ctx) if "#" in c.source_id}
-    assert later == {"/home/moxa/WORK/SNMP_50ms"}
+    assert project_path == SNMP_PATH
+    assert {c.project_path for c in candidates(ctx)} == {SNMP_PATH}
+    found = entities(ctx)
+    [project] = [e for e in found if e.kind == "project"]
+    assert (project.display_name, project.project_path) == ("SNMP_50ms", SNMP_PATH)
+    tasks = [e for e in found if e.kind == "task"]
+    assert {e.project_id for e in tasks} == {project.id}
+    first = [c for c in candidates(ctx) if c.suggested_kind == "task" and "#" not in c.source_id]
+    assert first and {c.entity_id for c in first} <= {e.id for e in tasks}
+    assert len({e.normalized_name for e in tasks}) == len(tasks) == 4
+
+
+@pytest.mark.parametrize("triaged_between", [False, True], ids=["waiting", "triaged"])
+def test_with_a_model_a_session_moved_by_a_later_segment_is_triaged_where_it_worked(
+    db_url: str, tmp_path: Path, triaged_between: bool
+) -> None:
+    # the first segment's digest waits for triage when the second shows the repository, or was
+    # triaged before it: either way the session's project is SNMP_50ms's alone
+    path = transcript(tmp_path, SNMP)
+    whole = path.read_bytes().splitlines(keepends=True)
+    with OpenAIDouble(one_task_per_commit) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        for written, triage in ((whole[:73], triaged_between), (whole, True)):
+            path.write_bytes(b"".join(written))
+            at_rest(path, seconds_ago=3600)
+            ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+            if not triaged_between and triage:
+                assert {t.payload["project_path"] for t in triages(ctx)} == {SNMP_PATH}
+            if triage:
+                run_entity_promote(ctx)
+    assert {t.status for t in triages(ctx)} == {"done"}
+    found = entities(ctx)
+    [project] = [e for e in found if e.kind == "project"]
+    assert (project.display_name, project.project_path) == ("SNMP_50ms", SNMP_PATH)
+    assert {e.project_id for e in found if e.kind == "task"} == {project.id}
+    assert {c.project_path for c in candidates(ctx)} == {SNMP_PATH}
+
+
+def _another_session(raw: bytes, session_id: str) -> bytes:
+    """A record as another session in the same folder would have written it."""
+    record = json.loads(raw)
+    for field in ("uuid", "parentUuid"):
+        if isinstance(record.get(field), str):
+            record[field] = "f" + record[field][1:]
+    if "sessionId" in record:
+        record["sessionId"] = session_id
+    return json.dumps(record).encode() + b"\n"
+
+
+def test_what_another_session_saw_too_stays_where_it_was_seen(db_url: str, tmp_path: Path) -> None:
+    # another session in the `dl` folder proposed the same project and task: they are real
+    # there, and stay; the moved session's later work is SNMP_50ms's
+    path = transcript(tmp_path, SNMP)
+    whole = path.read_bytes().splitlines(keepends=True)
+    other = "0c0ffee0-0000-4000-8000-000000000001"
+    copy = path.with_name(f"{other}.jsonl")
+    copy.write_bytes(b"".join(_another_session(raw, other) for raw in whole[:73]))
+    path.write_bytes(b"".join(whole[:73]))
+    ctx = make_ctx(db_url)
+    for written in (path, copy):
+        at_rest(written, seconds_ago=3 * 3600)
+    ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    before = {e.id: (e.display_name, e.project_key) for e in entities(ctx)}
+    path.write_bytes(b"".join(whole))
+    at_rest(path, seconds_ago=3600)
+    ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+    found = entities(ctx)
+    assert {e.id: (e.display_name, e.project_key) for e in found if e.id in before} == before
+    assert {e.display_name for e in found if e.kind == "project"} == {"dl", "SNMP_50ms"}
+
+
+def test_what_a_user_corrected_stays_where_the_earlier_segment_put_it(
+    db_url: str, tmp_path: Path
+) -> None:
+    # a user's word is final: the task they confirmed in `dl` is not moved by the later segment
+    confirmed: list[Entity] = []
+
+    def confirm(ctx: JobContext) -> None:
+        confirmed.extend(e for e in entities(ctx) if e.kind == "task")
+        correct(ctx.sessions, f"e:{confirmed[0].id}", "restore")
+
+    ctx = closed_before_and_after(db_url, tmp_path, SNMP, 74, between=confirm)
+    [task] = confirmed
+    found = {e.id: e for e in entities(ctx)}
+    kept = found[task.id]
+    assert (kept.project_key, kept.project_id) == (task.project_key, task.project_id)
+    # its project stays with it, and the session's later work has a project of its own
+    assert task.project_id is not None and found[task.project_id].display_name == "dl"
+    projects = {e.display_name for e in found.values() if e.kind == "project"}
+    assert projects == {"dl", "SNMP_50ms"}
 
 
 def test_an_edit_let_through_after_an_idle_close_is_evidence_of_the_work(

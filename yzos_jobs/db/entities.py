@@ -460,6 +460,45 @@ def keep_entity(
     return bool(result.rowcount)
 
 
+def move_to_repository(
+    session: Session,
+    entity_id: int,
+    key: EntityKey,
+    display_name: str,
+    project_path: str | None,
+    now: datetime,
+) -> bool:
+    """A job's move of an active project or task, one no user corrected, to another repository
+    (`key`'s scope), with the name and path it has there; False if it changed meanwhile. A task
+    leaves its project: `link_tasks_to_projects` ties it to the new repository's."""
+    kind, normalized, scope = key
+    values: dict[str, Any] = {
+        "normalized_name": normalized,
+        "display_name": display_name,
+        "project_key": scope,
+        "project_path": project_path,
+        "updated_at": now,
+    }
+    if kind == "task":
+        values["project_id"] = None
+    result = session.execute(
+        update(Entity)
+        .where(
+            Entity.id == entity_id,
+            Entity.kind == kind,
+            Entity.status == "active",
+            _not_user_corrected(),
+        )
+        .values(values)
+    )
+    return bool(result.rowcount)
+
+
+def holds_tasks(session: Session, project_id: int) -> bool:
+    """Whether any task is tied to this project."""
+    return session.scalar(select(exists().where(Entity.project_id == project_id))) or False
+
+
 def release_tasks(session: Session, entity_id: int) -> None:
     """An entity that is no longer a project holds no tasks: they wait, in their repository's
     scope, for the next project of it."""

@@ -271,3 +271,35 @@ def proposed_task_names(
         .order_by(C.id.desc())
     )
     return {line: name for line, name in rows}  # the first proposed is written last
+
+
+def entities_proposed_by(session: Session, source_kind: str, source_ids: Sequence[str]) -> set[int]:
+    """The entities the candidates of these sources (the segments of one session) name."""
+    return set(
+        session.scalars(
+            select(C.entity_id)
+            .where(
+                C.source_kind == source_kind,
+                C.source_id.in_(sorted(set(source_ids))),
+                C.entity_id.is_not(None),
+            )
+            .distinct()
+        )
+    )
+
+
+def move_sources_project(
+    session: Session,
+    source_kind: str,
+    source_ids: Sequence[str],
+    old_path: str | None,
+    new_path: str,
+) -> None:
+    """The candidates of these sources that were proposed in `old_path` (None: no repository
+    known) say `new_path`: the session, read further, showed it worked there."""
+    was = C.project_path.is_(None) if old_path is None else C.project_path == old_path
+    session.connection().execute(
+        update(C)
+        .where(C.source_kind == source_kind, C.source_id.in_(sorted(set(source_ids))), was)
+        .values(project_path=new_path)
+    )

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from blake3 import blake3
-from sqlalchemy import delete, func, select, text, update
+from sqlalchemy import and_, delete, func, select, text, update
 from sqlalchemy.orm import Session, aliased
 
 from yzos_jobs.db.dialect import is_postgres, pg_rows, row_source
@@ -130,6 +130,24 @@ def _insert_and_count_sqlite(session: Session, rows: list[dict[str, Any]]) -> in
 
 # Timestamps already as SQLite stores them ("text"): they come back so from RETURNING.
 _COUNT_COLUMNS = (("eid", "bigint"), ("n", "int"), ("first_seen", "text"), ("last_seen", "text"))
+
+
+def seen_elsewhere(
+    session: Session,
+    entity_ids: Iterable[int],
+    source_kinds: Iterable[str],
+    source_ids: Iterable[str],
+) -> set[int]:
+    """Which of these entities have a sighting from a source other than these (any of the kinds
+    with any of the ids: one session's segments, read line by line or triaged)."""
+    S = EntitySighting
+    ids = sorted(set(entity_ids))
+    if not ids:
+        return set()
+    own = and_(
+        S.source_kind.in_(sorted(set(source_kinds))), S.source_id.in_(sorted(set(source_ids)))
+    )
+    return set(session.scalars(select(S.entity_id).where(S.entity_id.in_(ids), ~own).distinct()))
 
 
 def move_sightings(session: Session, from_entity: int, to_entity: int) -> None:

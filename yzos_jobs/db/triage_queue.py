@@ -237,3 +237,29 @@ def open_tasks(session: Session, key: str, limit: int) -> list[tuple[int, str]]:
         .limit(limit)
     )
     return [(int(eid), name) for eid, name in rows]
+
+
+def move_pending_digests(
+    session: Session,
+    source_kind: str,
+    external_id: str,
+    old_path: str | None,
+    new_path: str,
+    project: str | None,
+) -> None:
+    """The digests of this activity session still waiting for triage that were queued with
+    `old_path` name `new_path` and its project instead (one being triaged is left as it is)."""
+    rows = session.execute(
+        select(T.id, T.payload)
+        .join(A, A.id == T.activity_session_id)
+        .where(
+            A.source_kind == source_kind,
+            A.external_id == external_id,
+            T.kind == "digest",
+            T.status == "pending",
+        )
+    )
+    for triage_id, payload in rows.all():
+        if isinstance(payload, dict) and payload.get("project_path") == old_path:
+            moved = {**payload, "project_path": new_path, "project": project}
+            session.execute(update(T).where(T.id == triage_id).values(payload=moved))

@@ -25,6 +25,7 @@ from blake3 import blake3
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.activity_sessions import session_project_paths
+from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
 from yzos_jobs.db.queue import proposed_task_names
 from yzos_jobs.importers.base import FileImporter, OpenedFile
@@ -33,6 +34,7 @@ from yzos_jobs.importers.closed_session import SOURCE_KIND, ClosedSession
 from yzos_jobs.importers.reading import PositionedLine, positioned_lines
 from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
+from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
 
 IMPORTER = "claude_code"
 UUIDS = "uuid"  # importer_seen session_id under which record uuids are kept, across files
@@ -214,18 +216,24 @@ class ClaudeCodeImporter(FileImporter):
             repeats += len({f.uuid for f in facts} - {f.uuid for f in kept})
             sid, file = segment.session.session_id, segment.session.file
             session = TranscriptSession(sid, file, kept)
-            project, named = None, {}
+            project, named, earlier_ids = None, {}, []
             if segment.number > 1:
                 # where everything the session recorded so far shows its work (what a later
                 # segment did can show the repository the start folder is in), else where it
                 # was recorded
                 whole = TranscriptSession(sid, file, [*segment.earlier, *kept])
                 project = whole.project_path() or stored.get(sid)
-                segments = [sid, *(f"{sid}#{n}" for n in range(2, segment.number))]
-                named = proposed_task_names(db, SOURCE_KIND, segments)
+                earlier_ids = [sid, *(f"{sid}#{n}" for n in range(2, segment.number))]
+                named = proposed_task_names(db, SOURCE_KIND, earlier_ids)
             built = session.closed(segment.number, project, segment.earlier, named)
-            if built is not None:
-                closed.append(built)
+            if built is None:
+                continue
+            if segment.number > 1 and built.project_path is not None:
+                # what the earlier segments alone proposed goes where the session worked
+                move = SessionMove(stored.get(sid), built.project_path, built.project)
+                activity = (built.source, built.external_id)
+                follow_moved_session(db, activity, SOURCE_KIND, earlier_ids, move, utcnow())
+            closed.append(built)
         written = self.write_sessions(db, closed)
         written.stats.skipped += repeats
         return written
