@@ -331,6 +331,35 @@ def test_work_carried_over_two_idle_closes_is_one_task(db_url: str, tmp_path: Pa
 SNMP_PATH = "/home/moxa/WORK/SNMP_50ms"
 
 
+def test_work_a_later_commit_gathers_is_one_task_as_in_one_reading(
+    db_url: str, tmp_path: Path
+) -> None:
+    # after the lockfile edit (31), the person asks for it to be shipped (a request typed anew
+    # before the commit call, 38), whose result (40) comes after the idle close: the first
+    # segment proposes the edit's request and the shipping request as two tasks, and the commit
+    # that the second segment reads gathers them, as one reading of the file makes them one
+    path = transcript(tmp_path, BASTION)
+    whole = path.read_bytes().splitlines(keepends=True)
+    asked = json.loads(whole[4])
+    asked.update(
+        uuid="0b5e7c1e-0000-4000-8000-000000000003",
+        parentUuid=json.loads(whole[33])["uuid"],
+        timestamp="2026-05-08T06:57:15Z",
+        message={"role": "user", "content": "Ship the lockfile change to main on GitHub"},
+    )
+    records = [*whole[:36], json.dumps(asked).encode() + b"\n", *whole[36:]]
+    ctx = make_ctx(db_url)
+    for written in (records[:39], records):
+        path.write_bytes(b"".join(written))
+        at_rest(path, seconds_ago=3 * 3600)
+        ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+        if written is not records:
+            assert len([e for e in entities(ctx) if e.kind == "task"]) == 2
+    tasks = [e for e in entities(ctx) if e.kind == "task"]
+    assert len(tasks) == 1
+    assert {c.entity_id for c in candidates(ctx) if c.suggested_kind == "task"} == {tasks[0].id}
+
+
 def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_path: Path) -> None:
     # the first 73 lines show only the folder it started in; what came after the idle close
     # shows the repository the work is in, and the session and its work move there: what the

@@ -244,3 +244,23 @@ def test_a_name_stored_for_the_work_an_unnamed_item_went_on_with_is_not_that_ite
     named_before = {1: "add a refund test", 4: "add a refund test"}
     segment = _later_segment(ours, 3, earlier, named_before)
     assert [(t.title, t.line) for t in segment.tasks()] == [("export invoices as csv", 9)]
+    assert segment.gathered_before() == []  # the refund test is not this work
+
+
+def test_a_later_commit_gathers_what_the_segment_before_proposed_as_two_tasks() -> None:
+    # the refund test was edited (4), then shipping it asked for (6) and a commit started (7);
+    # the commit's result comes after the idle close: one work item, as one reading has it, that
+    # keeps the first name and gathers the second
+    earlier = [
+        Request(3, "add a refund test", "add a refund test"),
+        FileTouched(4, "tests/test_refund.py"),
+        Request(6, "ship it to main on github", "ship it to main on github"),
+        ToolCall(7),
+    ]
+    ours = [Commit(9, "a1b2c3d", "test: cover partial refunds")]
+    named = {3: "add a refund test", 6: "ship it to main on github"}
+    segment = _later_segment(ours, 2, earlier, named)
+    assert [(t.title, t.line) for t in segment.tasks()] == [("add a refund test", 9)]
+    assert segment.gathered_before() == [[3, 6]]
+    # nothing stored for the shipping request (its candidate refused): nothing to gather
+    assert _later_segment(ours, 2, earlier, {3: "add a refund test"}).gathered_before() == []

@@ -303,3 +303,22 @@ def move_sources_project(
         .where(C.source_kind == source_kind, C.source_id.in_(sorted(set(source_ids))), was)
         .values(project_path=new_path)
     )
+
+
+def task_entities_on_lines(
+    session: Session, source_kind: str, source_ids: Sequence[str], lines: Sequence[int]
+) -> dict[int, int]:
+    """The task each of these lines of these sources (the segments of one session) was
+    proposed as, by line; where two task candidates rest on one line, the first proposed's."""
+    rows = session.execute(
+        select(C.source_line, C.entity_id)
+        .where(
+            C.source_kind == source_kind,
+            C.source_id.in_(sorted(set(source_ids))),
+            C.suggested_kind == "task",
+            C.source_line.in_(sorted(set(lines))),
+            C.entity_id.is_not(None),
+        )
+        .order_by(C.id.desc())
+    )
+    return {line: entity_id for line, entity_id in rows}  # the first proposed is written last

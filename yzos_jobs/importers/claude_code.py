@@ -34,6 +34,7 @@ from yzos_jobs.importers.closed_session import SOURCE_KIND, ClosedSession
 from yzos_jobs.importers.reading import PositionedLine, positioned_lines
 from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
+from yzos_jobs.supply.gathered_work import join_gathered_work
 from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
 
 IMPORTER = "claude_code"
@@ -233,6 +234,9 @@ class ClaudeCodeImporter(FileImporter):
                 move = SessionMove(stored.get(sid), built.project_path, built.project)
                 activity = (built.source, built.external_id)
                 follow_moved_session(db, activity, SOURCE_KIND, earlier_ids, move, utcnow())
+                # work a commit here gathered, that the segments before proposed as several tasks
+                gathered = built.gathered_before(self.ctx.settings.importers.asked_again_similarity)
+                join_gathered_work(db, SOURCE_KIND, earlier_ids, gathered, IMPORTER, utcnow())
             closed.append(built)
         written = self.write_sessions(db, closed)
         written.stats.skipped += repeats

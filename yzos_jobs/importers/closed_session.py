@@ -272,7 +272,7 @@ class ClosedSession:
                 continue
             line, title, event = named
             title = bounded_title(title)
-            key = " ".join(title.casefold().split())
+            key = _title_key(title)
             if key in by_key:
                 task = by_key[key]
                 task.evidence.append(item)
@@ -308,6 +308,27 @@ class ClosedSession:
             if (stored := self.named_before.get(e.line)) is not None:
                 return named[0], stored, named[2]
         return named
+
+    def gathered_before(self, asked_again_similarity: float | None = None) -> list[list[int]]:
+        """A later segment: for each of its tasks that gathers work the segments before proposed
+        under more than one name (a commit here holding requests proposed there as tasks of
+        their own, which one reading of the whole session makes one item), the lines those
+        names rest on, one line per name, the line of the name the task keeps first."""
+        if not self.named_before:
+            return []
+        ours = {id(e) for e in self.events}
+        gathered: list[list[int]] = []
+        for task in self.tasks(asked_again_similarity):
+            names: dict[str, int] = {}  # each name (compared as `tasks` keys titles) → its line
+            for i in [task.item, *task.evidence]:
+                for e in sorted(_events(i), key=lambda e: e.line):
+                    stored = self.named_before.get(e.line) if id(e) not in ours else None
+                    if stored is not None:
+                        names.setdefault(_title_key(stored), e.line)
+            kept = names.pop(_title_key(task.title), None)
+            if kept is not None and names:
+                gathered.append([kept, *sorted(names.values())])
+        return gathered
 
     def idle_questions(self) -> list[Request]:
         """Questions after which nothing was edited or committed: evidence of the session (of
@@ -418,6 +439,11 @@ def _in_digest(e: Event) -> bool:
     return not isinstance(e, (ShellChange, ToolCall)) and not (
         isinstance(e, FileTouched) and e.again
     )
+
+
+def _title_key(title: str) -> str:
+    """Titles that differ only in case and spacing name one task."""
+    return " ".join(title.casefold().split())
 
 
 def _events(item: WorkItem) -> list[Event]:

@@ -61,11 +61,7 @@ def follow_moved_session(
     move_pending_digests(session, *activity, move.old_path, move.new_path, move.new_project)
     set_by = activity[0]
     proposed = entities_proposed_by(session, source_kind, source_ids)
-    theirs = (
-        proposed
-        - seen_elsewhere(session, proposed, (source_kind, TRIAGE_SOURCE_KIND), source_ids)
-        - entity_db.user_corrected(session, list(proposed))
-    )
+    theirs = proposed_alone(session, proposed, source_kind, source_ids)
     old_scope = project_key(move.old_path)
     rows = [
         r
@@ -84,6 +80,18 @@ def follow_moved_session(
         if row.kind == "project" and name and not entity_db.holds_tasks(session, row.id):
             _move(session, row, ("project", normalize_name(name), scope), name, move, set_by, now)
     entity_db.link_tasks_to_projects(session, {scope})
+
+
+def proposed_alone(
+    session: Session, entity_ids: set[int], source_kind: str, source_ids: Sequence[str]
+) -> set[int]:
+    """Which of these entities only these sources (one session's segments, read line by line or
+    triaged) have sighted, and no user has corrected: a job may move or merge them."""
+    return (
+        entity_ids
+        - seen_elsewhere(session, entity_ids, (source_kind, TRIAGE_SOURCE_KIND), source_ids)
+        - entity_db.user_corrected(session, list(entity_ids))
+    )
 
 
 def _move(
