@@ -9,6 +9,7 @@ import json
 import re
 import signal
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ from sqlalchemy import func, select
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.corpus import HEALTH, REAL, WORCESTER, WORKTREE, at_rest, history, transcript
 from tests.support.daemons import wait_for
-from tests.support.jobs import candidates, entities, make_ctx
+from tests.support.jobs import candidates, decisions, entities, make_ctx
 from tests.support.tables import row_counts
+from yzos_jobs.db.entities import EntityDraft, project_key, upsert_entities
 from yzos_jobs.db.models import ActivitySession, Entity, ImporterSeen, SessionTriage
+from yzos_jobs.db.sighting_rows import Sighting, add_sightings
 from yzos_jobs.entity.corrections import correct
 from yzos_jobs.importers.aider import AiderImporter
 from yzos_jobs.importers.claude_code import ClaudeCodeImporter
@@ -378,6 +381,13 @@ def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_
     first = [c for c in candidates(ctx) if c.suggested_kind == "task" and "#" not in c.source_id]
     assert first and {c.entity_id for c in first} <= {e.id for e in tasks}
     assert len({e.normalized_name for e in tasks}) == len(tasks) == 4
+    # the trail says why: the project and the first segment's task moved, no model consulted
+    moves = [d for d in decisions(ctx) if "detail" in (d.verdict or {})]
+    assert {(d.entity_id, d.source) for d in moves} == {
+        (project.id, "dry_run"),
+        (first[0].entity_id, "dry_run"),
+    }
+    assert all(SNMP_PATH in d.verdict["detail"] for d in moves)
 
 
 @pytest.mark.parametrize("triaged_between", [False, True], ids=["waiting", "triaged"])
@@ -437,6 +447,84 @@ def test_what_another_session_saw_too_stays_where_it_was_seen(db_url: str, tmp_p
     found = entities(ctx)
     assert {e.id: (e.display_name, e.project_key) for e in found if e.id in before} == before
     assert {e.display_name for e in found if e.kind == "project"} == {"dl", "SNMP_50ms"}
+    # and the candidates they rest on still say where they were seen
+    stayed = {c.project_path for c in candidates(ctx) if c.entity_id in before}
+    assert stayed == {"/home/moxa/sdc1/home/moxa/mds4xgl3/buildroot/dl"}
+
+
+def test_work_another_session_does_later_in_the_folder_left_behind_stays_there(
+    db_url: str, tmp_path: Path
+) -> None:
+    # no alias is left on the `dl` keys: a session that really works in that folder later is
+    # `dl`'s, not SNMP_50ms's
+    ctx = closed_before_and_after(db_url, tmp_path, SNMP, 74)
+    moved = {e.id for e in entities(ctx)}
+    path = transcript(tmp_path, SNMP)
+    other = "0c0ffee0-0000-4000-8000-000000000002"
+    whole = path.read_bytes().splitlines(keepends=True)
+    copy = path.with_name(f"{other}.jsonl")
+    copy.write_bytes(b"".join(_another_session(raw, other) for raw in whole[:73]))
+    at_rest(copy, seconds_ago=3600)
+    ClaudeCodeImporter(ctx).import_paths([copy])
+    later = [e for e in entities(ctx) if e.id not in moved]
+    [project] = [e for e in later if e.kind == "project"]
+    assert project.display_name == "dl"
+    assert [e.project_id for e in later if e.kind == "task"] == [project.id]
+
+
+def test_a_task_already_in_the_new_repository_takes_the_moved_one_without_its_old_project(
+    db_url: str, tmp_path: Path
+) -> None:
+    # the first segment's task is known in SNMP_50ms already (seen there by another source,
+    # before its project was): merged into it, it does not bring the `dl` project along
+    def seen_there(ctx: JobContext) -> None:
+        [first] = [e for e in entities(ctx) if e.kind == "task"]
+        at = datetime(2026, 8, 13, 5, 0, tzinfo=UTC)
+        draft = EntityDraft(
+            "task",
+            first.normalized_name,
+            first.display_name,
+            0.5,
+            "dry_run",
+            None,
+            at,
+            None,
+            project_key(SNMP_PATH),
+        )
+        with ctx.sessions.begin() as s:
+            [ref] = upsert_entities(s, [draft], at).values()
+            add_sightings(s, [Sighting(ref.id, "window_title", "w1", None, at)])
+
+    ctx = closed_before_and_after(db_url, tmp_path, SNMP, 74, between=seen_there)
+    found = entities(ctx)
+    [project] = [e for e in found if e.kind == "project"]
+    assert project.display_name == "SNMP_50ms"
+    assert {e.project_id for e in found if e.kind == "task"} == {project.id}
+
+
+def test_a_task_the_triage_proposed_on_no_line_moves_with_the_session(
+    db_url: str, tmp_path: Path
+) -> None:
+    def reply(body: dict[str, Any]) -> Any:
+        digest = session_of(body)
+        if digest is None:
+            return accept_suggested(body)
+        return triage_reply(digest["project"], [task("Prepare the SNMP AgentX slides", [])])
+
+    path = transcript(tmp_path, SNMP)
+    whole = path.read_bytes().splitlines(keepends=True)
+    with OpenAIDouble(reply) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        for written in (whole[:73], whole):
+            path.write_bytes(b"".join(written))
+            at_rest(path, seconds_ago=3600)
+            ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+            run_entity_promote(ctx)
+    found = entities(ctx)
+    [project] = [e for e in found if e.kind == "project"]
+    assert project.display_name == "SNMP_50ms"
+    [slides] = [e for e in found if e.kind == "task"]
+    assert slides.project_id == project.id
 
 
 def test_what_a_user_corrected_stays_where_the_earlier_segment_put_it(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, and_, select, text, update
+from sqlalchemy import ColumnElement, and_, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import lease_claim
@@ -294,13 +294,21 @@ def move_sources_project(
     source_ids: Sequence[str],
     old_path: str | None,
     new_path: str,
+    staying: set[int],
 ) -> None:
     """The candidates of these sources that were proposed in `old_path` (None: no repository
-    known) say `new_path`: the session, read further, showed it worked there."""
+    known) say `new_path`: the session, read further, showed it worked there. Those of the
+    entities `staying` where they are keep saying `old_path`."""
     was = C.project_path.is_(None) if old_path is None else C.project_path == old_path
+    stays = C.entity_id.in_(sorted(staying)) if staying else None
     session.connection().execute(
         update(C)
-        .where(C.source_kind == source_kind, C.source_id.in_(sorted(set(source_ids))), was)
+        .where(
+            C.source_kind == source_kind,
+            C.source_id.in_(sorted(set(source_ids))),
+            was,
+            *([] if stays is None else [or_(C.entity_id.is_(None), ~stays)]),
+        )
         .values(project_path=new_path)
     )
 

@@ -132,6 +132,21 @@ def _insert_and_count_sqlite(session: Session, rows: list[dict[str, Any]]) -> in
 _COUNT_COLUMNS = (("eid", "bigint"), ("n", "int"), ("first_seen", "text"), ("last_seen", "text"))
 
 
+def entities_sighted_by(
+    session: Session, source_kinds: Iterable[str], source_ids: Iterable[str]
+) -> set[int]:
+    """The entities these sources (any of the kinds with any of the ids) have sighted. No index
+    leads with the source: this reads the sightings once, for the rare caller (a session found
+    to have worked elsewhere)."""
+    S = EntitySighting
+    kinds, sources = sorted(set(source_kinds)), sorted(set(source_ids))
+    return set(
+        session.scalars(
+            select(S.entity_id).where(S.source_kind.in_(kinds), S.source_id.in_(sources)).distinct()
+        )
+    )
+
+
 def seen_elsewhere(
     session: Session,
     entity_ids: Iterable[int],

@@ -23,14 +23,17 @@ from yzos_jobs.db.sighting_rows import move_sightings
 
 
 def merge_entities(
-    session: Session, source: EntityRow, target: EntityRow, set_by: str, now: datetime
+    session: Session, source: EntityRow, target: EntityRow, set_by: str | None, now: datetime
 ) -> None:
+    """`set_by`: who keeps the source's key as an alias of the target; None keeps none (work
+    moved from another repository, where that key may name other work later)."""
     move_sightings(session, source.id, target.id)
     relink_candidates(session, source.id, target.id)
     move_decisions(session, source.id, target.id)
     aliases.repoint_aliases(session, source.id, target.id)
     entity_db.absorb_entity(session, source, target, now)
-    aliases.add_alias(session, source.key, target.id, set_by, now)
+    if set_by is not None:
+        aliases.add_alias(session, source.key, target.id, set_by, now)
 
 
 def scope_for(kind: str, current_scope: str) -> str:

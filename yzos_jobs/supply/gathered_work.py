@@ -5,7 +5,8 @@ of the whole session makes them one task; so does this, by merging the others in
 name the later segment keeps.
 
 Only tasks that session alone proposed and no user corrected are merged (`proposed_alone`), only
-active ones, and only within one repository: a task seen elsewhere is work of its own.
+active ones, and only within one repository: a task seen elsewhere is work of its own. The other
+names stay aliases of the task, as after any merge; each merge is a row of the decision trail.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import entities as entity_db
+from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
+from yzos_jobs.db.entities import EntityRow
 from yzos_jobs.db.queue import task_entities_on_lines
 from yzos_jobs.entity.merge import merge_entities
-from yzos_jobs.supply.moved_session import proposed_alone
+from yzos_jobs.entity.trail import verdict_fields
+from yzos_jobs.supply.moved_session import CALL_SITE, proposed_alone
 
 
 def join_gathered_work(
@@ -47,12 +51,31 @@ def join_gathered_work(
         target = rows.get(kept)
         if target is None or target.status != "active" or target.kind != "task":
             continue
-        for other in sorted(others):
-            row = rows.get(other)
-            if (
-                row is not None
-                and row.status == "active"
-                and row.kind == "task"
-                and row.project_key == target.project_key
-            ):
-                merge_entities(session, row, target, set_by, now)
+        merged = [
+            row
+            for row in (rows.get(other) for other in sorted(others))
+            if row is not None
+            and row.status == "active"
+            and row.kind == "task"
+            and row.project_key == target.project_key
+        ]
+        for row in merged:
+            merge_entities(session, row, target, set_by, now)
+        record_decisions(session, [_decision(row, target) for row in merged], now)
+
+
+def _decision(row: EntityRow, target: EntityRow) -> DecisionRow:
+    """The trail's row of a merge of gathered work."""
+    reason = (
+        "A commit the session made later holds this work and that task's as one "
+        "(no model consulted)."
+    )
+    detail = f"task {row.display_name!r} (e:{row.id}) merged into e:{target.id}"
+    verdict = {**verdict_fields(True, "task", target.display_name, reason, 1.0), "detail": detail}
+    return DecisionRow(
+        call_site=CALL_SITE,
+        source="dry_run",
+        outcome="merged",
+        entity_id=target.id,
+        verdict=verdict,
+    )

@@ -3,31 +3,38 @@ its earlier segments were recorded in (it started in a folder its work was not i
 did later named the repository): what only that session proposed moves with it, so that a daemon
 reading the session at each idle close ends with what one reading of the whole session makes.
 
-Only what no other source has sighted and no user has corrected moves: a project or a task seen
-elsewhere is real where it is, and a user's word is final. A task moves into the new repository's
-scope, or merges into the task of its name there. The session's project then takes the new
-repository's name and path, or merges into that repository's project where there is one; one
-that still holds a task (seen elsewhere, or corrected) stays with it. Either way the old key
-resolves to where the entity went, as after a merge, and the session's candidates say the new
-repository. Where the entity of the new key is archived, nothing is moved into it.
+Only what no other source has sighted and no user has corrected moves (checked once the entities
+are locked): a project or a task seen elsewhere is real where it is, and a user's word is final.
+A task moves into the new repository's scope, or merges into the task of its name there. The
+session's project then takes the new repository's name and path, or merges into that
+repository's project where there is one; one that still holds a task (seen elsewhere, or
+corrected) stays with it. No alias is left on an old key: in the old repository that name may
+be other work later. The session's candidates of what moved, and its digests still waiting for
+triage, say the new repository; each move is a row of the decision trail. Where the entity of
+the new key is archived, nothing is moved into it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import entities as entity_db
+from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
 from yzos_jobs.db.entities import EntityKey, EntityRow, project_key
 from yzos_jobs.db.queue import entities_proposed_by, move_sources_project
-from yzos_jobs.db.sighting_rows import seen_elsewhere
+from yzos_jobs.db.sighting_rows import entities_sighted_by, seen_elsewhere
 from yzos_jobs.db.triage_queue import move_pending_digests
-from yzos_jobs.entity.merge import merge_entities, remember_old_key
+from yzos_jobs.entity.merge import merge_entities
 from yzos_jobs.entity.policy import display_name, normalize_name
+from yzos_jobs.entity.trail import verdict_fields
 from yzos_jobs.entity.triage_writes import SOURCE_KIND as TRIAGE_SOURCE_KIND
+
+# The trail's call site of what a session's end applies to its entities
+CALL_SITE = "apply_entities"
 
 
 @dataclass(frozen=True)
@@ -53,33 +60,36 @@ def follow_moved_session(
 ) -> None:
     """Move what the earlier segments `source_ids` of the activity session `activity` (its
     source kind and external id) alone proposed to the session's repository, in the caller's
-    transaction (before the new segment's candidates are written). The aliases left behind are
-    set by the session's importer."""
+    transaction (before the new segment's candidates are written)."""
     if not move.moved:
         return
-    move_sources_project(session, source_kind, source_ids, move.old_path, move.new_path)
-    move_pending_digests(session, *activity, move.old_path, move.new_path, move.new_project)
-    set_by = activity[0]
+    kinds = (source_kind, TRIAGE_SOURCE_KIND)
+    # what its candidates name, and what its triage proposed on no line of it
     proposed = entities_proposed_by(session, source_kind, source_ids)
-    theirs = proposed_alone(session, proposed, source_kind, source_ids)
-    old_scope = project_key(move.old_path)
+    proposed |= entities_sighted_by(session, kinds, source_ids)
+    locked = entity_db.entity_rows(session, sorted(proposed), lock=True)  # then checked
+    theirs = proposed_alone(session, {r.id for r in locked}, source_kind, source_ids)
+    old_scope, scope = project_key(move.old_path), project_key(move.new_path)
     rows = [
-        r
-        for r in entity_db.entity_rows(session, sorted(theirs), lock=True)
-        if r.status == "active" and r.project_key == old_scope
+        r for r in locked if r.id in theirs and r.status == "active" and r.project_key == old_scope
     ]
-    scope = project_key(move.new_path)
     name = display_name(move.new_project) if move.new_project else None
     name = name if name and normalize_name(name) else None
+    moved: list[tuple[EntityRow, int]] = []  # each entity moved, and what it is now
     for row in rows:
         if row.kind == "task":
             key = ("task", row.normalized_name, scope)
-            _move(session, row, key, row.display_name, move, set_by, now)
+            moved.extend(_move(session, row, key, row.display_name, move, now))
     for row in rows:
         # a project that still holds a task (one seen elsewhere or corrected) stays with it
         if row.kind == "project" and name and not entity_db.holds_tasks(session, row.id):
-            _move(session, row, ("project", normalize_name(name), scope), name, move, set_by, now)
+            key = ("project", normalize_name(name), scope)
+            moved.extend(_move(session, row, key, name, move, now))
+    staying = proposed - {row.id for row, _ in moved}
+    move_sources_project(session, source_kind, source_ids, move.old_path, move.new_path, staying)
+    move_pending_digests(session, *activity, move.old_path, move.new_path, move.new_project)
     entity_db.link_tasks_to_projects(session, {scope})
+    record_decisions(session, [_decision(row, now_id, move) for row, now_id in moved], now)
 
 
 def proposed_alone(
@@ -100,19 +110,40 @@ def _move(
     key: EntityKey,
     shown: str,
     move: SessionMove,
-    set_by: str,
     now: datetime,
-) -> None:
-    """The entity takes `key` (its old key resolving to it), or merges into the active entity
-    that has it."""
+) -> list[tuple[EntityRow, int]]:
+    """The entity takes `key`, or merges into the active entity that has it; no alias is left
+    on its old key (in the old repository it may name other work later). Returns the entity
+    and the id it has now, or nothing where it stays."""
     found = entity_db.find_entities(session, [key]).get(key)
     if found is not None and found.id != row.id:
         if found.status != "active":
-            return
+            return []
         target = entity_db.entity_rows(session, [found.id], lock=True)
-        if target:
-            merge_entities(session, row, target[0], set_by, now)
-        return
+        if not target:
+            return []
+        # the old repository's project does not follow the task into its new one
+        merge_entities(session, replace(row, project_id=None), target[0], None, now)
+        return [(row, found.id)]
     path = move.new_path if row.project_path == move.old_path else row.project_path
-    if entity_db.move_to_repository(session, row.id, key, shown, path, now):
-        remember_old_key(session, row.id, row.key, key, set_by, now)
+    if not entity_db.move_to_repository(session, row.id, key, shown, path, now):
+        return []
+    return [(row, row.id)]
+
+
+def _decision(row: EntityRow, entity_id: int, move: SessionMove) -> DecisionRow:
+    """The trail's row of a move: the entity as it was, where it went, why."""
+    went = "merged into" if entity_id != row.id else "moved to"
+    detail = (
+        f"{row.kind} {row.display_name!r} (e:{row.id}) {went} e:{entity_id} in "
+        f"{move.new_path}, from {move.old_path or 'no repository'}"
+    )
+    reason = (
+        "The session it was proposed in worked there, as its later records show "
+        "(no model consulted)."
+    )
+    verdict = {**verdict_fields(True, row.kind, row.display_name, reason, 1.0), "detail": detail}
+    outcome = "merged" if entity_id != row.id else "moved"
+    return DecisionRow(
+        call_site=CALL_SITE, source="dry_run", outcome=outcome, entity_id=entity_id, verdict=verdict
+    )
