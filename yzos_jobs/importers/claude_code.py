@@ -231,12 +231,13 @@ class ClaudeCodeImporter(FileImporter):
                 continue
             if segment.number > 1 and built.project_path is not None:
                 # what the earlier segments alone proposed goes where the session worked
+                now = utcnow()
                 move = SessionMove(stored.get(sid), built.project_path, built.project)
                 activity = (built.source, built.external_id)
-                follow_moved_session(db, activity, SOURCE_KIND, earlier_ids, move, utcnow())
+                follow_moved_session(db, activity, SOURCE_KIND, earlier_ids, move, now)
                 # work a commit here gathered, that the segments before proposed as several tasks
                 gathered = built.gathered_before(self.ctx.settings.importers.asked_again_similarity)
-                join_gathered_work(db, SOURCE_KIND, earlier_ids, gathered, IMPORTER, utcnow())
+                join_gathered_work(db, SOURCE_KIND, earlier_ids, gathered, IMPORTER, now)
             closed.append(built)
         written = self.write_sessions(db, closed)
         written.stats.skipped += repeats

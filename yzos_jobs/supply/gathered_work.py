@@ -21,8 +21,7 @@ from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
 from yzos_jobs.db.entities import EntityRow
 from yzos_jobs.db.queue import task_entities_on_lines
 from yzos_jobs.entity.merge import merge_entities
-from yzos_jobs.entity.trail import verdict_fields
-from yzos_jobs.supply.moved_session import CALL_SITE, proposed_alone
+from yzos_jobs.supply.moved_session import proposed_alone, structural_decision
 
 
 def join_gathered_work(
@@ -66,16 +65,6 @@ def join_gathered_work(
 
 def _decision(row: EntityRow, target: EntityRow) -> DecisionRow:
     """The trail's row of a merge of gathered work."""
-    reason = (
-        "A commit the session made later holds this work and that task's as one "
-        "(no model consulted)."
-    )
+    reason = "A commit the session made later holds this work and that task's as one"
     detail = f"task {row.display_name!r} (e:{row.id}) merged into e:{target.id}"
-    verdict = {**verdict_fields(True, "task", target.display_name, reason, 1.0), "detail": detail}
-    return DecisionRow(
-        call_site=CALL_SITE,
-        source="dry_run",
-        outcome="merged",
-        entity_id=target.id,
-        verdict=verdict,
-    )
+    return structural_decision(target.id, "task", target.display_name, "merged", reason, detail)

@@ -75,16 +75,18 @@ def follow_moved_session(
     ]
     name = display_name(move.new_project) if move.new_project else None
     name = name if name and normalize_name(name) else None
-    moved: list[tuple[EntityRow, int]] = []  # each entity moved, and what it is now
+    moved: list[tuple[EntityRow, int]] = []  # each entity moved, and the id it has now
     for row in rows:
         if row.kind == "task":
             key = ("task", row.normalized_name, scope)
-            moved.extend(_move(session, row, key, row.display_name, move, now))
+            if (now_id := _move(session, row, key, row.display_name, move, now)) is not None:
+                moved.append((row, now_id))
     for row in rows:
         # a project that still holds a task (one seen elsewhere or corrected) stays with it
         if row.kind == "project" and name and not entity_db.holds_tasks(session, row.id):
             key = ("project", normalize_name(name), scope)
-            moved.extend(_move(session, row, key, name, move, now))
+            if (now_id := _move(session, row, key, name, move, now)) is not None:
+                moved.append((row, now_id))
     staying = proposed - {row.id for row, _ in moved}
     move_sources_project(session, source_kind, source_ids, move.old_path, move.new_path, staying)
     move_pending_digests(session, *activity, move.old_path, move.new_path, move.new_project)
@@ -111,24 +113,20 @@ def _move(
     shown: str,
     move: SessionMove,
     now: datetime,
-) -> list[tuple[EntityRow, int]]:
+) -> int | None:
     """The entity takes `key`, or merges into the active entity that has it; no alias is left
-    on its old key (in the old repository it may name other work later). Returns the entity
-    and the id it has now, or nothing where it stays."""
+    on its old key (in the old repository it may name other work later). Returns the id it has
+    now, or None where it stays."""
     found = entity_db.find_entities(session, [key]).get(key)
     if found is not None and found.id != row.id:
-        if found.status != "active":
-            return []
         target = entity_db.entity_rows(session, [found.id], lock=True)
-        if not target:
-            return []
+        if found.status != "active" or not target:
+            return None
         # the old repository's project does not follow the task into its new one
         merge_entities(session, replace(row, project_id=None), target[0], None, now)
-        return [(row, found.id)]
+        return found.id
     path = move.new_path if row.project_path == move.old_path else row.project_path
-    if not entity_db.move_to_repository(session, row.id, key, shown, path, now):
-        return []
-    return [(row, row.id)]
+    return row.id if entity_db.move_to_repository(session, row.id, key, shown, path, now) else None
 
 
 def _decision(row: EntityRow, entity_id: int, move: SessionMove) -> DecisionRow:
@@ -138,12 +136,20 @@ def _decision(row: EntityRow, entity_id: int, move: SessionMove) -> DecisionRow:
         f"{row.kind} {row.display_name!r} (e:{row.id}) {went} e:{entity_id} in "
         f"{move.new_path}, from {move.old_path or 'no repository'}"
     )
-    reason = (
-        "The session it was proposed in worked there, as its later records show "
-        "(no model consulted)."
-    )
-    verdict = {**verdict_fields(True, row.kind, row.display_name, reason, 1.0), "detail": detail}
+    reason = "The session it was proposed in worked there, as its later records show"
     outcome = "merged" if entity_id != row.id else "moved"
+    return structural_decision(entity_id, row.kind, row.display_name, outcome, reason, detail)
+
+
+def structural_decision(
+    entity_id: int, kind: str, name: str, outcome: str, reason: str, detail: str
+) -> DecisionRow:
+    """The trail's row of what a session's records showed of an entity, no model consulted."""
+    verdict = verdict_fields(True, kind, name, f"{reason} (no model consulted).", 1.0)
     return DecisionRow(
-        call_site=CALL_SITE, source="dry_run", outcome=outcome, entity_id=entity_id, verdict=verdict
+        call_site=CALL_SITE,
+        source="dry_run",
+        outcome=outcome,
+        entity_id=entity_id,
+        verdict={**verdict, "detail": detail},
     )
