@@ -14,11 +14,13 @@ from tests.support.corpus import REAL
 from tests.support.watchdog import ends_within
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.claude_code import transcript_groups
+from yzos_jobs.importers.manifest_name import manifest_name
 from yzos_jobs.importers.shell_commands import (
     clone_folder,
     cloned_into,
     git_folders,
     made_folders,
+    moved_paths,
 )
 from yzos_jobs.importers.transcript_session import transcript_sessions
 
@@ -77,6 +79,8 @@ SETTINGS_FROM_SYSTEM32 = (
 MADE_PROJECT = "claude-code/-root-projeto/14e9eeb1-a80f-44e1-9848-cd62a4450a8d.jsonl"
 SERVED_SITE = "claude-code/-root/582d07f0-bdc7-4b0c-8f7f-7e7a1aeeea6a.jsonl"
 ORIGIN_SET = "claude-code/C--Users-jtowe/132713a8-eca5-47a8-829a-f4b1b5637c78.jsonl"
+GATHERED_INTO_FOLDER = "claude-code/C--Users-User/57906022-8889-4fab-a1bf-bc8b00051107.jsonl"
+LAID_OUT_IN_HOME = "claude-code/C--Users-lu801/e11c8f12-b35d-46d2-a78b-7a2f4b9f686d.jsonl"
 
 
 def _project(path: Path) -> str | None:
@@ -867,3 +871,118 @@ def test_an_edit_below_a_folder_named_by_a_quote_or_a_space_places_the_session_n
     home = "C:\\Users\\me" if edited.startswith("C:") else "/home/u"
     with ends_within(30):
         assert repo.folder_worked_in(home, [edited]) is None
+
+
+def test_a_project_laid_out_in_the_home_folder_and_moved_into_a_folder_of_its_own_is_there() -> (
+    None
+):
+    # started in the home folder, it wrote `src\\model.py`, `app.py` and the rest there, then
+    # `mkdir "Morphing Detection Project"` and `mv src "Morphing Detection Project/"`, file by
+    # file and folder by folder: the work is where the files went, not in `src`
+    assert _placed(GATHERED_INTO_FOLDER) == (
+        "C:\\Users\\User\\Morphing Detection Project",
+        "Morphing Detection Project",
+    )
+
+
+def test_a_project_set_up_in_the_home_folder_itself_is_named_by_its_manifest() -> None:
+    # started in the home folder, it wrote `package.json` ("name": "osce-lesson-system"), a
+    # README and `.env.example` there, and the code in `src`, `scripts`, `database`: the home
+    # folder holds the project, which its manifest names
+    assert _placed(LAID_OUT_IN_HOME) == ("C:\\Users\\lu801", "osce-lesson-system")
+
+
+HOME = "/home/me"
+
+
+def _home_session(tmp_path: Path, *steps: tuple[str, str]) -> tuple[str | None, str | None]:
+    """(project path, name) of a session started in a home folder that wrote each ("write",
+    path) and ran each ("run", command), in order."""
+    records = [_record(0, HOME, "user", "set up the app")]
+    for n, (how, what) in enumerate(steps, start=1):
+        if how == "run":
+            records += _bash(2 * n, HOME, what, "")
+            continue
+        path, _, content = what.partition("=")
+        tool_input = {"file_path": path, "content": content}
+        call = {"type": "tool_use", "id": f"w{n}", "name": "Write", "input": tool_input}
+        result = {"type": "tool_result", "tool_use_id": f"w{n}", "content": "File created"}
+        records += [
+            _record(2 * n, HOME, "assistant", [call]),
+            _record(2 * n + 1, HOME, "user", [result]),
+        ]
+    path = tmp_path / "s1.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    [group] = transcript_groups([path.resolve()])
+    [session] = transcript_sessions(group)
+    return session.project_path, session.project
+
+
+def test_edits_count_where_the_shell_moved_them(tmp_path: Path) -> None:
+    src = ("write", f"{HOME}/src/a.py")
+    assert _home_session(tmp_path, src) == (f"{HOME}/src", "src")
+    moved = ("run", "mkdir shop && mv src README.md shop/")
+    assert _home_session(tmp_path, src, moved) == (f"{HOME}/shop", "shop")
+    # renamed: the folder's new name
+    assert _home_session(tmp_path, src, ("run", "mv src shop")) == (f"{HOME}/shop", "shop")
+    # a move before the edit moved nothing of it: the file was written where it is
+    assert _home_session(tmp_path, ("run", "mv src shop"), src) == (f"{HOME}/src", "src")
+    # what the shell expands cannot be followed
+    assert _home_session(tmp_path, src, ("run", "mv src/* shop/")) == (f"{HOME}/src", "src")
+
+
+def test_a_manifest_written_in_the_home_folder_makes_it_the_project(tmp_path: Path) -> None:
+    manifest = ("write", f'{HOME}/package.json={{"name": "@me/ledger", "version": "1.0.0"}}')
+    code = ("write", f"{HOME}/src/index.js")
+    assert _home_session(tmp_path, manifest, code) == (HOME, "ledger")
+    # the folder edited most has a manifest of its own: that folder is the project
+    app = ("write", f'{HOME}/app/package.json={{"name": "app"}}')
+    assert _home_session(tmp_path, manifest, app, ("write", f"{HOME}/app/x.js"))[0] == (
+        f"{HOME}/app"
+    )
+    # a manifest with no plain name says nothing
+    unnamed = ("write", f'{HOME}/package.json={{"name": "{{{{name}}}}"}}')
+    assert _home_session(tmp_path, unnamed, code) == (f"{HOME}/src", "src")
+
+
+@pytest.mark.parametrize(
+    ("command", "moved"),
+    [
+        ("mv src app.py shop/", [("/w/src", "/w/shop/src"), ("/w/app.py", "/w/shop/app.py")]),
+        ("mv src shop", [("/w/src", "/w/shop")]),
+        ('mv "a b" "My Project/"', [("/w/a b", "/w/My Project/a b")]),
+        ("mv -f -t out a b", [("/w/a", "/w/out/a"), ("/w/b", "/w/out/b")]),
+        ("mv --target-directory=out a", [("/w/a", "/w/out/a")]),
+        ("cd /srv && git mv old.py new.py", [("/srv/old.py", "/srv/new.py")]),
+        ("sudo mv x /opt/y", [("/w/x", "/opt/y")]),
+        ("mv src/* shop/", []),  # what the shell expands is not spelled out
+        ("mv x", []),
+        ("echo mv a b", []),
+        ("ssh host 'mv a b'", []),  # moved on another machine
+        ("cat > s.sh <<'EOF'\nmv a b\nEOF", []),  # a file's text, not run here
+    ],
+)
+def test_what_a_mv_moves(command: str, moved: list[tuple[str, str]]) -> None:
+    assert moved_paths(command, "/w") == moved
+
+
+@pytest.mark.parametrize(
+    ("file_name", "content", "name"),
+    [
+        ("package.json", '{"name": "osce-lesson-system"}', "osce-lesson-system"),
+        ("package.json", '{"name": "@acme/web"}', "web"),
+        ("composer.json", '{"name": "acme/shop"}', "shop"),
+        ("pyproject.toml", '[project]\nname = "ledger"\n', "ledger"),
+        ("pyproject.toml", '[tool.poetry]\nname = "ledger"\n', "ledger"),
+        ("Cargo.toml", '[package]\nname = "sift"\nversion = "0.1.0"\n', "sift"),
+        ("go.mod", "module github.com/me/relay\n\ngo 1.22\n", "relay"),
+        ("package.json", '{"name": "{{name}}"}', None),  # a template's placeholder
+        ("package.json", '{"private": true}', None),
+        ("package.json", "{not json", None),
+        ("pyproject.toml", "[project\nname=", None),
+        ("pyproject.toml", 'project = "x"\n', None),
+        ("README.md", "# name", None),
+    ],
+)
+def test_the_name_a_manifest_declares(file_name: str, content: str, name: str | None) -> None:
+    assert manifest_name(file_name, content) == name

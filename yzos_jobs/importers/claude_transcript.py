@@ -62,6 +62,7 @@ from yzos_jobs.importers.closed_session import (
     ShellChange,
     title_of,
 )
+from yzos_jobs.importers.manifest_name import MANIFESTS, manifest_name
 from yzos_jobs.importers.offered_choice import chosen_option
 from yzos_jobs.importers.reading import Position, PositionedLine
 from yzos_jobs.importers.records import ImportRecordError, record_key
@@ -77,6 +78,7 @@ from yzos_jobs.importers.shell_commands import (
     git_folders,
     git_parts,
     made_folders,
+    moved_paths,
     runs_clone,
 )
 from yzos_jobs.importers.shell_effects import only_version_control, where_it_changes
@@ -202,6 +204,9 @@ class Fact:
     git_branch: str | None = None
     cloned: str | None = None  # a repository a `git clone` made
     made: str | None = None  # a folder a `mkdir` made
+    moved: tuple[str, str] | None = None  # a file or folder a `mv` moved: (from, to)
+    # A package manifest the session wrote (`package.json`, …) and the name it declares
+    manifest: tuple[str, str] | None = None
     origin: str | None = None  # the name of the repository a `git remote add origin` set (git_in)
     # A reading or searching tool's call, or a shell command, from a home directory
     looked: Look | None = None
@@ -368,6 +373,17 @@ def changes_on_server(tool: object, tool_input: dict[str, Any], cwd: str | None)
         return False
     words = {w.lower() for w in _TOOL_WORD.findall(tool.split("__", 2)[2])}
     return not words & _VERSION_CONTROL_WORDS and written_path(tool, tool_input, cwd) is None
+
+
+def _declared_name(path: str, tool_input: dict[str, Any]) -> tuple[str, str] | None:
+    """(the manifest's path, the project name it declares) where a Write call writes a package
+    manifest (`manifest_name`)."""
+    file_name = repo.name_of(path)
+    content = tool_input.get("content")
+    if file_name not in MANIFESTS or not isinstance(content, str):
+        return None
+    declared = manifest_name(file_name, content)
+    return (path, declared) if declared else None
 
 
 def _result_text(part: dict[str, Any]) -> str:
@@ -614,6 +630,11 @@ class TranscriptReader:
                         Fact(base.uuid, base.session_id, None, None, None, made=folder)
                         for folder in made_folders(command, base.cwd)
                     ]
+                if "mv" in command:
+                    out += [
+                        Fact(base.uuid, base.session_id, None, None, None, moved=pair)
+                        for pair in moved_paths(command, base.cwd)
+                    ]
                 if runs_clone(command) and isinstance(called, str):
                     self._clones[called] = clone_folder(command, base.cwd)
                 if (
@@ -637,6 +658,10 @@ class TranscriptReader:
             elif base.line is not None and (path := written_path(name, tool_input, base.cwd)):
                 touched = FileTouched(base.line, clean_text(path, 1000) or path)
                 out += self._made(base, part.get("id"), touched)
+                if name == "Write" and (declared := _declared_name(path, tool_input)):
+                    out.append(
+                        Fact(base.uuid, base.session_id, None, None, None, manifest=declared)
+                    )
                 tried = True
             elif base.line is not None and changes_on_server(name, tool_input, base.cwd):
                 # made on the server alone: nothing in the working tree a commit could hold

@@ -1,16 +1,16 @@
 """What a shell command Claude Code ran, and what git printed in reply, say of git and of
 folders: the commit a `git commit` makes (the message it passes, and whether its result shows the
-commit made), the folder each part
-of the command runs in (after the `cd`s before it, or where `git -C` points), the repository a
-`git clone` makes, the folders a `mkdir` makes. Only the part run here counts for folders: not a
-heredoc's body (text handed to a program) nor what runs over `ssh`."""
+commit made), the folder each part of the command runs in (after the `cd`s before it, or where
+`git -C` points), the repository a `git clone` makes, the folders a `mkdir` makes, what a `mv`
+moves. Only the part run here counts for folders: not a heredoc's body (text handed to a
+program) nor what runs over `ssh`."""
 
 from __future__ import annotations
 
 import itertools
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.closed_session import has_words
@@ -48,6 +48,7 @@ _GIT_CLONE = re.compile(r"(?:^|[\s;&|(])git\s+(?:-\S+\s+)*clone\b")
 # What git prints when it clones: the new repository's folder as the command named it.
 _CLONING_INTO = re.compile(r"^Cloning into (?:bare repository )?'([^'\n]+)'\.\.\.$", re.MULTILINE)
 _MKDIR = re.compile(r"^\(?\s*(?:sudo\s+)?mkdir\s+(.+)$", re.DOTALL)
+_MOVE = re.compile(r"^\(?\s*(?:sudo\s+)?(?:git\s+)?mv\s+(.+)$", re.DOTALL)
 # A program run on another machine: what its command does there says nothing of the folder here
 _REMOTE_SHELL = re.compile(r"(?:^|[\s;&|(])ssh\s")
 # Where a name stops being one the command spelled out: what the shell expands or substitutes
@@ -224,36 +225,89 @@ def made_folders(command: str, cwd: str | None) -> list[str]:
     ]
 
 
+def moved_paths(command: str, cwd: str | None) -> list[tuple[str, str]]:
+    """(from, to) for each file or folder the `mv` (or `git mv`) calls of a Bash command run here
+    move, where each runs: into the folder named last where it names several, where that ends
+    with a separator or `-t` names it (`mv src app.py "My Project/"`), else to the name given
+    (renamed, or into a folder of that name: either way what was in `from` is below `to`'s
+    folder). Names the shell expands (`src/*`) move nothing that can be told."""
+    if "mv" not in command or (here := commands_run_here(command)) is None:
+        return []
+    found: list[tuple[str, str]] = []
+    for folder, part in _parts_where_run(here, cwd):
+        if folder is None or (call := _MOVE.match(part)) is None:
+            continue
+        sources, target, into = _move_operands(call.group(1))
+        if target is None or _EXPANDED.search(target):
+            continue
+        destination = repo.resolve(target, folder)
+        for source in sources:
+            if _EXPANDED.search(source) or destination is None:
+                continue
+            moved = repo.resolve(source, folder)
+            name = repo.name_of(moved)
+            if moved is None or name is None:
+                continue
+            found.append((moved, repo.join(destination, name) if into else destination))
+    return found
+
+
+def _move_operands(arguments: str) -> tuple[list[str], str | None, bool]:
+    """What a `mv` names: (what it moves, where to, whether into that folder)."""
+    operands, options = _operands(arguments, lambda word: word in ("-t", "--target-directory"))
+    target = options.get("-t") or options.get("--target-directory")
+    if target is not None:
+        return operands, target, True
+    if len(operands) < 2:
+        return [], None, False
+    *sources, last = operands
+    return sources, last, len(sources) > 1 or last.endswith(("/", "\\"))
+
+
+def _mkdir_operands(arguments: str) -> list[str]:
+    """The folders a `mkdir` names."""
+    return _operands(arguments, _takes_mode)[0]
+
+
+def _takes_mode(option: str) -> bool:
+    """A `mkdir` option whose next word is the mode: `--mode`, `-m`, `-pm`."""
+    return option == "--mode" or (not option.startswith("--") and option.endswith("m"))
+
+
 # Where an operand of a command stops: a redirection, a subshell's end, a background `&`
 _OPERAND_END = re.compile(r"[<>)&]")
 
 
-def _mkdir_operands(arguments: str) -> list[str]:
-    """The folders a `mkdir` names: its words past its options (and the mode `-m` takes), up to
-    a redirection, a comment or the end of a subshell."""
+def _operands(
+    arguments: str, takes_value: Callable[[str], bool]
+) -> tuple[list[str], dict[str, str]]:
+    """The words a command's arguments name past its options, up to a redirection, a comment or
+    the end of a subshell; and the values of its options (`--x=y`, and `-x y` for an option
+    `takes_value` says takes the next word)."""
     try:
         words = shlex.split(arguments, comments=True)
     except ValueError:  # an unclosed quote: the words as written
         words = arguments.split()
     operands: list[str] = []
+    values: dict[str, str] = {}
     options = True
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif options and word == "--":
+    words_left = iter(words)
+    for word in words_left:
+        if options and word == "--":
             options = False
-        elif options and word.startswith("--"):
-            skip = word == "--mode"
         elif options and word.startswith("-") and len(word) > 1:
-            skip = word.endswith("m")  # `-m 755`, `-pm 755`: the mode is the next word
+            name, equals, value = word.partition("=")
+            if equals and word.startswith("--"):
+                values[name] = value
+            elif takes_value(word) and (value := next(words_left, None)) is not None:
+                values[word] = value
         else:
             operand = _OPERAND_END.split(word, 1)[0]
             if operand:
                 operands.append(operand)
             if operand != word:
                 break
-    return operands
+    return operands, values
 
 
 def cloned_into(folder: str | None, result: str) -> list[str]:

@@ -37,6 +37,15 @@ def _root_of(start: str, marks: set[tuple[str, bool]]) -> str | None:
     return min(depth, key=depth.__getitem__, default=None)
 
 
+def _moved_along(path: str, moved: str, to: str) -> str:
+    """Where `path` is after `moved` went to `to`: the same place below `to`, where it lay at or
+    below `moved`."""
+    if not repo.is_within(path, moved):
+        return path
+    below = repo.segments(path)[len(repo.segments(moved)) :]
+    return repo.join(to, "/".join(below)) or path if below else to
+
+
 @dataclass
 class TranscriptSession:
     """The facts of one session (or of what was added to it since it was last closed)."""
@@ -62,16 +71,20 @@ class TranscriptSession:
         if found is None or not repo.is_account_folder(found):
             return self._made_in(found) or found
         # Started in the home directory or on the desktop: where it committed there, the home
-        # directory is a repository (`/root` checked out); else the work is in the folder there
-        # the session edited files in (a project it made or went into), or ran git in. With none, a
-        # commit made there or the one remote its git showed says a repository is there after all
-        # (dotfiles kept in git); else the folder its shell went into, or the one its person's
-        # requests name, or the one it read, searched and named in commands most; else the
-        # hidden folder every edit lies in (a tool's configuration worked on); else no project.
+        # directory is a repository (`/root` checked out), as it is where the session set a
+        # project up in it (wrote its manifest there); else the work is in the folder there the
+        # session edited files in (where the files ended up: a project it made or went into), or
+        # ran git in. With none, a commit made there or the one remote its git showed says a
+        # repository is there after all (dotfiles kept in git); else the folder its shell went
+        # into, or the one its person's requests name, or the one it read, searched and named in
+        # commands most; else the hidden folder every edit lies in (a tool's configuration worked
+        # on); else no project.
         if self._committed_at(found) or self._origin_set_at(found) is not None:
             return found  # the home directory is the repository, wherever in it the edits are
-        edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
+        edited = self._edited_where_kept()
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
+        if self._laid_out_in(found, worked_in):
+            return found  # a project set up in the home directory itself
         kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
         if worked_in is None and kept_in_git:
             return found
@@ -84,6 +97,40 @@ class TranscriptSession:
             or repo.hidden_folder_edited(found, edited)
         )
         return self._made_in(place) or place
+
+    def _declared_at(self, folder: str) -> str | None:
+        """The name the last package manifest the session wrote directly in `folder` declares."""
+        key = repo.folder_key(folder, repo.is_windows(folder))
+        names = [
+            name
+            for f in self.facts
+            if f.manifest is not None
+            for path, name in [f.manifest]
+            if repo.folder_key(str(repo.flavour(path)(path).parent), repo.is_windows(folder)) == key
+        ]
+        return names[-1] if names else None
+
+    def _laid_out_in(self, home: str, worked_in: str | None) -> bool:
+        """Whether the session set a project up in the home directory itself: it wrote a package
+        manifest there (`~/package.json`), and none in the folder there it edited most (that
+        folder would be the project, with a manifest of its own)."""
+        if self._declared_at(home) is None:
+            return False
+        return worked_in is None or not any(
+            f.manifest is not None and repo.is_within(f.manifest[0], worked_in) for f in self.facts
+        )
+
+    def _edited_where_kept(self) -> list[str]:
+        """The files the session edited, each where it ended up: a file, or a folder holding it,
+        that the shell moved after the edit (`mv src app.py "My Project/"`, a project laid out
+        in the home directory and then gathered into a folder of its own) is where it went."""
+        edited: list[str] = []
+        for f in self.facts:
+            if isinstance(f.event, FileTouched):
+                edited.append(f.event.path)
+            elif f.moved is not None:
+                edited = [_moved_along(path, *f.moved) for path in edited]
+        return edited
 
     def _made_in(self, folder: str | None) -> str | None:
         """The folder the session made directly inside `folder` (`mkdir app`, `mkdir -p
@@ -312,7 +359,7 @@ class TranscriptSession:
         shows: the folder's is the account's or a tool's."""
         name = repo.name_of(path)
         if path and (repo.is_account_folder(path) or (name or "").startswith(".")):
-            return self._origin_set_at(path) or self._remote() or name
+            return self._origin_set_at(path) or self._remote() or self._declared_at(path) or name
         return name
 
     def closed(

@@ -1,0 +1,41 @@
+"""The name a package manifest gives its project (`package.json`'s `name`, `pyproject.toml`'s
+`[project] name`, `Cargo.toml`'s `[package] name`, `go.mod`'s module): what a project laid out in
+a folder that is not named after it (a home directory) is called."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from typing import Any
+
+import orjson
+
+# A name a person would call a project by: a package name, not a template's placeholder
+# (`{{name}}`) or a path.
+_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,99}$")
+_GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
+MANIFESTS = frozenset({"package.json", "composer.json", "pyproject.toml", "Cargo.toml", "go.mod"})
+
+
+def manifest_name(file_name: str, content: str) -> str | None:
+    """The project name the manifest `file_name` with `content` declares, or None (no such
+    manifest, unreadable, or no plain name in it). An npm scope is left off (`@me/app`: `app`)."""
+    name: Any = None
+    try:
+        if file_name in ("package.json", "composer.json"):
+            data = orjson.loads(content)
+            name = data.get("name") if isinstance(data, dict) else None
+            if isinstance(name, str):
+                name = name.rsplit("/", 1)[-1]  # `@scope/app`, composer's `vendor/app`
+        elif file_name == "pyproject.toml":
+            data = tomllib.loads(content)
+            name = data.get("project", {}).get("name") or (
+                data.get("tool", {}).get("poetry", {}).get("name")
+            )
+        elif file_name == "Cargo.toml":
+            name = tomllib.loads(content).get("package", {}).get("name")
+        elif file_name == "go.mod" and (module := _GO_MODULE.search(content)):
+            name = module.group(1).rstrip("/").rsplit("/", 1)[-1]
+    except (orjson.JSONDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    return name if isinstance(name, str) and _NAME.match(name) else None
