@@ -390,6 +390,18 @@ def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_
     assert all(SNMP_PATH in d.verdict["detail"] for d in moves)
 
 
+def triaged_in_snmp(ctx: JobContext) -> Entity:
+    """The one project, SNMP_50ms's, once every digest is triaged: the tasks and candidates are
+    all its."""
+    assert {t.status for t in triages(ctx)} == {"done"}
+    found = entities(ctx)
+    [project] = [e for e in found if e.kind == "project"]
+    assert (project.display_name, project.project_path) == ("SNMP_50ms", SNMP_PATH)
+    assert {e.project_id for e in found if e.kind == "task"} == {project.id}
+    assert {c.project_path for c in candidates(ctx)} == {SNMP_PATH}
+    return project
+
+
 @pytest.mark.parametrize("triaged_between", [False, True], ids=["waiting", "triaged"])
 def test_with_a_model_a_session_moved_by_a_later_segment_is_triaged_where_it_worked(
     db_url: str, tmp_path: Path, triaged_between: bool
@@ -408,12 +420,41 @@ def test_with_a_model_a_session_moved_by_a_later_segment_is_triaged_where_it_wor
                 assert {t.payload["project_path"] for t in triages(ctx)} == {SNMP_PATH}
             if triage:
                 run_entity_promote(ctx)
-    assert {t.status for t in triages(ctx)} == {"done"}
-    found = entities(ctx)
-    [project] = [e for e in found if e.kind == "project"]
-    assert (project.display_name, project.project_path) == ("SNMP_50ms", SNMP_PATH)
-    assert {e.project_id for e in found if e.kind == "task"} == {project.id}
-    assert {c.project_path for c in candidates(ctx)} == {SNMP_PATH}
+    triaged_in_snmp(ctx)
+
+
+def test_with_a_model_a_session_moved_while_its_digest_is_triaged_is_written_where_it_worked(
+    db_url: str, tmp_path: Path
+) -> None:
+    # the first segment's digest is claimed and its triage call on its way when the importer
+    # reads the rest of the file and moves the session: the reply, asked about `dl`, is written
+    # into SNMP_50ms
+    path = transcript(tmp_path, SNMP)
+    whole = path.read_bytes().splitlines(keepends=True)
+    asked: list[str] = []
+
+    def import_the_rest_meanwhile(body: dict[str, Any]) -> Any:
+        digest = session_of(body)
+        if digest is not None and not asked:
+            asked.append(digest["project_path"])
+            path.write_bytes(b"".join(whole))
+            at_rest(path, seconds_ago=3600)
+            ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+        return one_task_per_commit(body)
+
+    with OpenAIDouble(import_the_rest_meanwhile) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        path.write_bytes(b"".join(whole[:73]))
+        at_rest(path, seconds_ago=3600)
+        ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
+        run_entity_promote(ctx)
+        run_entity_promote(ctx)  # the second segment's digest
+    assert asked and asked[0] != SNMP_PATH  # asked while the session was still in `dl`
+    project = triaged_in_snmp(ctx)
+    # the trail says what the reply proposed in `dl` and where it went
+    moves = [d for d in decisions(ctx) if "detail" in (d.verdict or {})]
+    assert project.id in {d.entity_id for d in moves}
+    assert all("buildroot/dl" in d.verdict["detail"] for d in moves)
 
 
 def _another_session(raw: bytes, session_id: str) -> bytes:

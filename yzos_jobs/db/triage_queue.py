@@ -239,7 +239,7 @@ def open_tasks(session: Session, key: str, limit: int) -> list[tuple[int, str]]:
     return [(int(eid), name) for eid, name in rows]
 
 
-def move_pending_digests(
+def move_waiting_digests(
     session: Session,
     source_kind: str,
     external_id: str,
@@ -247,8 +247,10 @@ def move_pending_digests(
     new_path: str,
     project: str | None,
 ) -> None:
-    """The digests of this activity session still waiting for triage that were queued with
-    `old_path` name `new_path` and its project instead (one being triaged is left as it is)."""
+    """The digests of this activity session not yet triaged (waiting, or claimed and being
+    triaged) that were queued with `old_path` name `new_path` and its project instead. Their rows
+    stay locked to the caller's transaction: a triage being written waits for it, and then writes
+    into the new repository (`current_payload`)."""
     rows = session.execute(
         select(T.id, T.payload)
         .join(A, A.id == T.activity_session_id)
@@ -256,10 +258,21 @@ def move_pending_digests(
             A.source_kind == source_kind,
             A.external_id == external_id,
             T.kind == "digest",
-            T.status == "pending",
+            T.status.in_(("pending", "claimed")),
         )
+        .order_by(T.id)
+        .with_for_update(of=T)
     )
     for triage_id, payload in rows.all():
         if isinstance(payload, dict) and payload.get("project_path") == old_path:
             moved = {**payload, "project_path": new_path, "project": project}
             session.execute(update(T).where(T.id == triage_id).values(payload=moved))
+
+
+def current_payload(session: Session, triage_id: int) -> dict[str, Any] | None:
+    """A claimed triage's payload as it is now, its row locked to the caller's transaction (a
+    session moved to another repository while it was triaged names the new one)."""
+    payload = session.execute(
+        select(T.payload).where(T.id == triage_id).with_for_update()
+    ).scalar_one_or_none()
+    return payload if isinstance(payload, dict) else None

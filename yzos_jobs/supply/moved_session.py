@@ -9,9 +9,9 @@ A task moves into the new repository's scope, or merges into the task of its nam
 session's project then takes the new repository's name and path, or merges into that
 repository's project where there is one; one that still holds a task (seen elsewhere, or
 corrected) stays with it. No alias is left on an old key: in the old repository that name may
-be other work later. The session's candidates of what moved, and its digests still waiting for
-triage, say the new repository; each move is a row of the decision trail. Where the entity of
-the new key is archived, nothing is moved into it.
+be other work later. The session's candidates of what moved, and its digests waiting for triage
+or being triaged, say the new repository; each move is a row of the decision trail. Where the
+entity of the new key is archived, nothing is moved into it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from yzos_jobs.db.decision_rows import DecisionRow, record_decisions
 from yzos_jobs.db.entities import EntityKey, EntityRow, project_key
 from yzos_jobs.db.queue import entities_proposed_by, move_sources_project
 from yzos_jobs.db.sighting_rows import entities_sighted_by, seen_elsewhere
-from yzos_jobs.db.triage_queue import move_pending_digests
+from yzos_jobs.db.triage_queue import move_waiting_digests
 from yzos_jobs.entity.merge import merge_entities
 from yzos_jobs.entity.policy import display_name, normalize_name
 from yzos_jobs.entity.trail import verdict_fields
@@ -63,6 +63,9 @@ def follow_moved_session(
     transaction (before the new segment's candidates are written)."""
     if not move.moved:
         return
+    # First, so that a triage of the session written meanwhile is either seen below (written
+    # before) or waits for this transaction and writes into the new repository
+    move_waiting_digests(session, *activity, move.old_path, move.new_path, move.new_project)
     kinds = (source_kind, TRIAGE_SOURCE_KIND)
     # what its candidates name, and what its triage proposed on no line of it
     proposed = entities_proposed_by(session, source_kind, source_ids)
@@ -89,7 +92,6 @@ def follow_moved_session(
                 moved.append((row, now_id))
     staying = proposed - {row.id for row, _ in moved}
     move_sources_project(session, source_kind, source_ids, move.old_path, move.new_path, staying)
-    move_pending_digests(session, *activity, move.old_path, move.new_path, move.new_project)
     entity_db.link_tasks_to_projects(session, {scope})
     record_decisions(session, [_decision(row, now_id, move) for row, now_id in moved], now)
 

@@ -30,6 +30,7 @@ from yzos_jobs.db.leases import LeaseKeeper
 from yzos_jobs.entity.llm_budget import DailyBudget
 from yzos_jobs.entity.policy import display_name
 from yzos_jobs.entity.triage_call import TriageReply, ask_triage
+from yzos_jobs.entity.triage_writes import SOURCE_KIND as TRIAGE_SOURCE_KIND
 from yzos_jobs.entity.triage_writes import (
     JudgedTriage,
     SessionTriage,
@@ -44,6 +45,7 @@ from yzos_jobs.inference.errors import ClassifierError
 from yzos_jobs.inference.schema import TRIAGE_MAX_PERSONS
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
+from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
 
 log = get_logger(__name__)
 
@@ -198,8 +200,13 @@ def _write(
     markers = ctx.settings.noise_filter.work_dir_segments
 
     def work(s: Any) -> None:
+        # First, and locked: a session moved to another repository while this was triaged
+        # (its later records showed where it worked) names the new one now
+        now_payload = triage_db.current_payload(s, t.id) if t.kind == "digest" else None
         held = triage_db.held_candidates(s, source_id) if t.kind == "digest" else []
         stats = write_triage(s, judged, markers, held)
+        if now_payload is not None:
+            _follow_move(s, t, source_id, held, now_payload)
         if not triage_db.settle_triage(s, ctx.owner, t.id, "done", utcnow()):
             raise _Lost
         for name in ("created", "merged", "rejected", "evidence", "sightings"):
@@ -207,6 +214,25 @@ def _write(
 
     run_in_transaction(ctx.sessions, work)
     run.triaged += 1
+
+
+def _follow_move(
+    s: Any,
+    t: triage_db.ClaimedTriage,
+    source_id: str,
+    held: Sequence[triage_db.HeldCandidate],
+    now_payload: Mapping[str, Any],
+) -> None:
+    """What the triage just wrote as asked (in the repository its digest named when it was
+    claimed) goes where the session was moved meanwhile, as what was written before the move
+    went with it."""
+    old_path, new_path = t.payload.get("project_path"), now_payload.get("project_path")
+    if not isinstance(new_path, str) or new_path == old_path:
+        return
+    project = now_payload.get("project")
+    move = SessionMove(old_path, new_path, project if isinstance(project, str) else None)
+    kind = held[0].source_kind if held else TRIAGE_SOURCE_KIND
+    follow_moved_session(s, (t.source_kind, t.external_id), kind, [source_id], move, utcnow())
 
 
 def _give_up_or_retry(
