@@ -24,6 +24,24 @@ def _command(line: int, message: str) -> Request:
     )
 
 
+def test_a_question_the_work_went_on_from_names_it_only_where_nothing_else_does() -> None:
+    # a greeting asked first, then the project described, then "start with the schema", then
+    # the edits: the item is the schema, named by the first request that asks for something
+    events = [
+        _typed(1, "Hello, who are you?"),
+        _typed(3, "I want a system that writes OSCE lessons, how should I design it?"),
+        _typed(16, "OK, start with the database schema and the base API"),
+        FileTouched(17, "schema.sql"),
+    ]
+    [item], _ = work_items(events, runs_end_at_request=True)
+    assert item.name(is_candidate_title) == (16, events[2].title, events[2])
+    # questions alone: the first names it, before a short reply to it
+    [asked], _ = work_items(
+        [*events[:2], _typed(5, "yes please"), events[3]], runs_end_at_request=True
+    )
+    assert asked.name(is_candidate_title) == (1, events[0].title, events[0])
+
+
 def test_a_slash_command_after_edits_joins_the_work_they_are() -> None:
     events = [
         _typed(1, "add a login form"),

@@ -30,7 +30,9 @@ typed while the tool was working (`Request.queued`) joins the work in progress; 
 command's expansion (`Request.command`) unless a commit ended it.
 
 A work item is named by its first commit whose subject is a name (conventional prefix left out),
-else by its first request whose title is one; an item with neither is no task candidate. Its
+else by its first request whose title is one (a typed request before a slash command's expansion;
+one that asks for something before a question, and a question before a short reply to it); an
+item with neither is no task candidate. Its
 other requests, commits and files are its evidence.
 """
 
@@ -80,13 +82,25 @@ class WorkItem:
             title = split_prefix(c.subject)[1]
             if is_name(title):
                 return c.line, title, c
-        for r in sorted(self.requests, key=lambda r: r.command):  # typed ones first
+        # typed ones first, and of those the ones that ask for something: a question the work
+        # went on from ("hello, who are you?", "can you download videos?") names it only where
+        # no request asks for something in words of its own (a short reply, "yes please", says
+        # less than the question it answers)
+        for r in sorted(self.requests, key=lambda r: (r.command, _naming_rank(r))):
             if is_name(r.title):
                 return r.line, r.title, r
         return None
 
     def lines(self) -> list[int]:
         return sorted({e.line for e in [*self.requests, *self.commits]})
+
+
+def _naming_rank(request: Request) -> int:
+    """How well a request names the work it is part of: one asking for something in words of
+    its own (0), a question (1), a short reply (2)."""
+    if request.question:
+        return 1
+    return 2 if word_units(request.text) < SHORT_REPLY_UNITS else 0
 
 
 def _held_by_commit(items: list[WorkItem]) -> int:
