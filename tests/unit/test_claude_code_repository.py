@@ -911,6 +911,8 @@ def _home_session(tmp_path: Path, *steps: tuple[str, str]) -> tuple[str | None, 
             _record(2 * n, HOME, "assistant", [call]),
             _record(2 * n + 1, HOME, "user", [result]),
         ]
+    for n, r in enumerate(records):  # a second apart, however many
+        r["timestamp"] = f"2026-11-04T{n // 3600:02d}:{n // 60 % 60:02d}:{n % 60:02d}Z"
     path = tmp_path / "s1.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     [group] = transcript_groups([path.resolve()])
@@ -986,3 +988,12 @@ def test_what_a_mv_moves(command: str, moved: list[tuple[str, str]]) -> None:
 )
 def test_the_name_a_manifest_declares(file_name: str, content: str, name: str | None) -> None:
     assert manifest_name(file_name, content) == name
+
+
+def test_a_session_of_thousands_of_moves_is_placed_in_bounded_time(tmp_path: Path) -> None:
+    # each move is compared with every edit before it: only the first hundred moves are
+    # followed, and the edits where the first of them took them place the session
+    edits = [("write", f"{HOME}/src/m{n}.py") for n in range(3000)]
+    moves = [("run", f"mv x{n} y{n}") for n in range(3000)]
+    with ends_within(30):
+        assert _home_session(tmp_path, *edits, ("run", "mv src shop"), *moves)[0] == f"{HOME}/shop"

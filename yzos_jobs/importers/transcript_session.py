@@ -37,13 +37,28 @@ def _root_of(start: str, marks: set[tuple[str, bool]]) -> str | None:
     return min(depth, key=depth.__getitem__, default=None)
 
 
-def _moved_along(path: str, moved: str, to: str) -> str:
-    """Where `path` is after `moved` went to `to`: the same place below `to`, where it lay at or
-    below `moved`."""
-    if not repo.is_within(path, moved):
-        return path
+# The moves of a session followed (`TranscriptSession._edited_where_kept`): each is compared with
+# every edit, and a project gathered into a folder takes a few; a session of thousands of `mv`s (a
+# hostile transcript) is followed only so far.
+_MOVES_FOLLOWED = 100
+
+
+def _compared(path: str) -> str:
+    """A path as edits and moves are compared: normalised, `/`-separated, without case on
+    Windows."""
+    normal = repo.normalise(path) or path
+    return (repo.folder_key(normal, repo.is_windows(normal)) or normal).replace("\\", "/")
+
+
+def _after_move(edited: tuple[str, str], moved: str, to: str, key: str) -> tuple[str, str]:
+    """(path, as compared) of an edited file after `moved` (compared as `key`) went to `to`: the
+    same place below `to`, where it lay at or below `moved`."""
+    path, compared = edited
+    if compared != key and not compared.startswith(key + "/"):
+        return edited
     below = repo.segments(path)[len(repo.segments(moved)) :]
-    return repo.join(to, "/".join(below)) or path if below else to
+    now = (repo.join(to, "/".join(below)) or path) if below else to
+    return now, _compared(now)
 
 
 @dataclass
@@ -124,13 +139,17 @@ class TranscriptSession:
         """The files the session edited, each where it ended up: a file, or a folder holding it,
         that the shell moved after the edit (`mv src app.py "My Project/"`, a project laid out
         in the home directory and then gathered into a folder of its own) is where it went."""
-        edited: list[str] = []
+        edited: list[tuple[str, str]] = []  # (path, as compared)
+        followed = 0
         for f in self.facts:
             if isinstance(f.event, FileTouched):
-                edited.append(f.event.path)
-            elif f.moved is not None:
-                edited = [_moved_along(path, *f.moved) for path in edited]
-        return edited
+                edited.append((f.event.path, _compared(f.event.path)))
+            elif f.moved is not None and followed < _MOVES_FOLLOWED:
+                followed += 1
+                moved, to = f.moved
+                key = _compared(moved)
+                edited = [_after_move(pair, moved, to, key) for pair in edited]
+        return [path for path, _ in edited]
 
     def _made_in(self, folder: str | None) -> str | None:
         """The folder the session made directly inside `folder` (`mkdir app`, `mkdir -p
