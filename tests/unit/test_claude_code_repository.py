@@ -4,6 +4,7 @@ runs where the command took it."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -230,6 +231,7 @@ def test_a_made_folder_is_no_project_where_a_repository_shows(tmp_path: Path) ->
         ("(mkdir x)", ["/w/x"]),
         ("mkdir x>/dev/null", ["/w/x"]),
         ("mkdir -pm 755 x", ["/w/x"]),
+        ("mkdir x 2>/dev/null", ["/w/x"]),
         ("mkdir -p x & cd x", ["/w/x"]),
         ("mkdir x # and y", ["/w/x"]),
         ('cd "$D" && mkdir x', []),  # where `cd` went cannot be told
@@ -897,11 +899,13 @@ HOME = "/home/me"
 
 def _home_session(tmp_path: Path, *steps: tuple[str, str]) -> tuple[str | None, str | None]:
     """(project path, name) of a session started in a home folder that wrote each ("write",
-    path) and ran each ("run", command), in order."""
+    path) and ran each ("run", command; "failed", one whose result is an error), in order."""
     records = [_record(0, HOME, "user", "set up the app")]
     for n, (how, what) in enumerate(steps, start=1):
-        if how == "run":
-            records += _bash(2 * n, HOME, what, "")
+        if how in ("run", "failed"):
+            call, result = _bash(2 * n, HOME, what, "")
+            result["message"]["content"][0]["is_error"] = how == "failed"
+            records += [call, result]
             continue
         path, _, content = what.partition("=")
         tool_input = {"file_path": path, "content": content}
@@ -931,6 +935,14 @@ def test_edits_count_where_the_shell_moved_them(tmp_path: Path) -> None:
     assert _home_session(tmp_path, ("run", "mv src shop"), src) == (f"{HOME}/src", "src")
     # what the shell expands cannot be followed
     assert _home_session(tmp_path, src, ("run", "mv src/* shop/")) == (f"{HOME}/src", "src")
+    # into a folder the session made, a single file too
+    into = ("run", "mkdir shop && mv app.py shop")
+    assert _home_session(tmp_path, ("write", f"{HOME}/app.py"), into) == (f"{HOME}/shop", "shop")
+    # a move that failed, or that the person rejected, moved nothing
+    assert _home_session(tmp_path, src, ("failed", "mv src shop")) == (f"{HOME}/src", "src")
+    # the shell's redirections are no folder (`2>/dev/null` names no `2`)
+    quiet = ("run", "mkdir -p shop 2>/dev/null && mv src shop/ 2>/dev/null")
+    assert _home_session(tmp_path, src, quiet) == (f"{HOME}/shop", "shop")
 
 
 def test_a_manifest_written_in_the_home_folder_makes_it_the_project(tmp_path: Path) -> None:
@@ -942,6 +954,9 @@ def test_a_manifest_written_in_the_home_folder_makes_it_the_project(tmp_path: Pa
     assert _home_session(tmp_path, manifest, app, ("write", f"{HOME}/app/x.js"))[0] == (
         f"{HOME}/app"
     )
+    # the manifest gathered with the code into a folder of its own: that folder
+    gathered = ("run", "mkdir shop && mv package.json src shop/")
+    assert _home_session(tmp_path, manifest, code, gathered) == (f"{HOME}/shop", "shop")
     # a manifest with no plain name says nothing
     unnamed = ("write", f'{HOME}/package.json={{"name": "{{{{name}}}}"}}')
     assert _home_session(tmp_path, unnamed, code) == (f"{HOME}/src", "src")
@@ -958,6 +973,12 @@ def test_a_manifest_written_in_the_home_folder_makes_it_the_project(tmp_path: Pa
         ("cd /srv && git mv old.py new.py", [("/srv/old.py", "/srv/new.py")]),
         ("sudo mv x /opt/y", [("/w/x", "/opt/y")]),
         ("mv src/* shop/", []),  # what the shell expands is not spelled out
+        ("mv src shop/ 2>/dev/null", [("/w/src", "/w/shop/src")]),
+        ("mv -vt out a", [("/w/a", "/w/out/a")]),
+        ("mv -S .bak a b", [("/w/a", "/w/b")]),
+        ("mv --suffix .bak a b", [("/w/a", "/w/b")]),
+        ("git mv -n a b", []),  # a dry run
+        ("mv a " + "x" * 1001, []),  # a name no one keeps
         ("mv x", []),
         ("echo mv a b", []),
         ("ssh host 'mv a b'", []),  # moved on another machine
@@ -979,6 +1000,8 @@ def test_what_a_mv_moves(command: str, moved: list[tuple[str, str]]) -> None:
         ("Cargo.toml", '[package]\nname = "sift"\nversion = "0.1.0"\n', "sift"),
         ("go.mod", "module github.com/me/relay\n\ngo 1.22\n", "relay"),
         ("package.json", '{"name": "{{name}}"}', None),  # a template's placeholder
+        ("package.json", '{"name": "app\\n"}', None),
+        ("pyproject.toml", "x = " + "[" * 5000 + "]" * 5000, None),  # nested past recursion
         ("package.json", '{"private": true}', None),
         ("package.json", "{not json", None),
         ("pyproject.toml", "[project\nname=", None),
@@ -997,3 +1020,15 @@ def test_a_session_of_thousands_of_moves_is_placed_in_bounded_time(tmp_path: Pat
     moves = [("run", f"mv x{n} y{n}") for n in range(3000)]
     with ends_within(30):
         assert _home_session(tmp_path, *edits, ("run", "mv src shop"), *moves)[0] == f"{HOME}/shop"
+
+
+def test_moves_that_would_lengthen_the_paths_without_end_are_placed_in_bounded_time(
+    tmp_path: Path,
+) -> None:
+    # each move takes the folder before into one of a name of 900 characters: past the first, a
+    # path moved would be longer than anyone's, and the move is not followed
+    edits = [("write", f"{HOME}/a/m{n}.py") for n in range(3000)]
+    names = ["a", *(chr(ord("b") + k % 20) * 900 + str(k) for k in range(100))]
+    moves = [("run", f"mv {before} {after}/") for before, after in itertools.pairwise(names)]
+    with ends_within(30):
+        assert _home_session(tmp_path, *edits, *moves)[0] == f"{HOME}/{names[1]}"

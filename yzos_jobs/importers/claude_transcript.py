@@ -405,6 +405,7 @@ class TranscriptReader:
         self._changes: dict[str, Fact] = {}
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
         self._origins: dict[str, list[Fact]] = {}  # origins set, waiting for the call's result
+        self._moves: dict[str, list[Fact]] = {}  # what `mv`s moved, waiting for the result
         self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
         # What waits in each session's queue, in order: prompts typed while Claude Code worked,
@@ -630,8 +631,8 @@ class TranscriptReader:
                         Fact(base.uuid, base.session_id, None, None, None, made=folder)
                         for folder in made_folders(command, base.cwd)
                     ]
-                if "mv" in command:
-                    out += [
+                if "mv" in command and isinstance(called, str):
+                    self._moves[called] = [
                         Fact(base.uuid, base.session_id, None, None, None, moved=pair)
                         for pair in moved_paths(command, base.cwd)
                     ]
@@ -753,6 +754,9 @@ class TranscriptReader:
                 out.append(Fact(base.uuid, base.session_id, None, None, None, None, main))
             if (origins := self._origins.pop(call_id, None)) and not part.get("is_error"):
                 out += origins
+            # a move rejected or failed moved nothing (`mv … 2>/dev/null || true` succeeds)
+            if (moves := self._moves.pop(call_id, None)) and not part.get("is_error"):
+                out += [replace(m, uuid=base.uuid) for m in moves]
             if call_id in self._clones:
                 clones_in = self._clones.pop(call_id)
                 made = [] if part.get("is_error") else cloned_into(clones_in, text)

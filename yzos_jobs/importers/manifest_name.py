@@ -12,7 +12,7 @@ import orjson
 
 # A name a person would call a project by: a package name, not a template's placeholder
 # (`{{name}}`) or a path.
-_NAME = re.compile(r"^[A-Za-z0-9][\w.-]{0,99}$")
+_NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,99}")
 _GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 MANIFESTS = frozenset({"package.json", "composer.json", "pyproject.toml", "Cargo.toml", "go.mod"})
 
@@ -36,6 +36,6 @@ def manifest_name(file_name: str, content: str) -> str | None:
             name = tomllib.loads(content).get("package", {}).get("name")
         elif file_name == "go.mod" and (module := _GO_MODULE.search(content)):
             name = module.group(1).rstrip("/").rsplit("/", 1)[-1]
-    except (orjson.JSONDecodeError, tomllib.TOMLDecodeError, AttributeError):
-        return None
-    return name if isinstance(name, str) and _NAME.match(name) else None
+    except (orjson.JSONDecodeError, tomllib.TOMLDecodeError, AttributeError, RecursionError):
+        return None  # RecursionError: TOML nested thousands deep
+    return name if isinstance(name, str) and _NAME.fullmatch(name) else None

@@ -225,6 +225,13 @@ def made_folders(command: str, cwd: str | None) -> list[str]:
     ]
 
 
+# Longer than this, a path moved is no one's (a hostile command's name of thousands of characters,
+# each move lengthening what the edits under it are called)
+MOVED_PATH_CHARS = 1000
+# `git mv -n`, `--dry-run`: shows what it would move, moves nothing
+_DRY_RUN = re.compile(r"\s(?:-[a-zA-Z]*n[a-zA-Z]*|--dry-run)(?:\s|$)")
+
+
 def moved_paths(command: str, cwd: str | None) -> list[tuple[str, str]]:
     """(from, to) for each file or folder the `mv` (or `git mv`) calls of a Bash command run here
     move, where each runs: into the folder named last where it names several, where that ends
@@ -237,6 +244,8 @@ def moved_paths(command: str, cwd: str | None) -> list[tuple[str, str]]:
     for folder, part in _parts_where_run(here, cwd):
         if folder is None or (call := _MOVE.match(part)) is None:
             continue
+        if part.lstrip("( ").startswith(("git", "sudo git")) and _DRY_RUN.search(part):
+            continue
         sources, target, into = _move_operands(call.group(1))
         if target is None or _EXPANDED.search(target):
             continue
@@ -248,14 +257,18 @@ def moved_paths(command: str, cwd: str | None) -> list[tuple[str, str]]:
             name = repo.name_of(moved)
             if moved is None or name is None:
                 continue
-            found.append((moved, repo.join(destination, name) if into else destination))
+            to = repo.join(destination, name) if into else destination
+            if to is not None and max(len(moved), len(to)) <= MOVED_PATH_CHARS:
+                found.append((moved, to))
     return found
 
 
 def _move_operands(arguments: str) -> tuple[list[str], str | None, bool]:
     """What a `mv` names: (what it moves, where to, whether into that folder)."""
-    operands, options = _operands(arguments, lambda word: word in ("-t", "--target-directory"))
-    target = options.get("-t") or options.get("--target-directory")
+    operands, options = _operands(arguments, _takes_value_of_mv)
+    target = options.get("--target-directory") or next(
+        (value for option, value in options.items() if _cluster_ending(option, "t")), None
+    )
     if target is not None:
         return operands, target, True
     if len(operands) < 2:
@@ -271,7 +284,18 @@ def _mkdir_operands(arguments: str) -> list[str]:
 
 def _takes_mode(option: str) -> bool:
     """A `mkdir` option whose next word is the mode: `--mode`, `-m`, `-pm`."""
-    return option == "--mode" or (not option.startswith("--") and option.endswith("m"))
+    return option == "--mode" or _cluster_ending(option, "m")
+
+
+def _takes_value_of_mv(option: str) -> bool:
+    """A `mv` option whose next word is its value: the target folder (`-t`, `-vt`,
+    `--target-directory`) or the backup suffix (`-S`, `--suffix`)."""
+    return option in ("--target-directory", "--suffix") or _cluster_ending(option, "tS")
+
+
+def _cluster_ending(option: str, letters: str) -> bool:
+    """A short option, or a cluster of them (`-vt`), whose last letter is one of `letters`."""
+    return not option.startswith("--") and option[-1:] in letters and len(option) > 1
 
 
 # Where an operand of a command stops: a redirection, a subshell's end, a background `&`
@@ -303,6 +327,8 @@ def _operands(
                 values[word] = value
         else:
             operand = _OPERAND_END.split(word, 1)[0]
+            if operand != word and operand.isdigit() and word[len(operand)] in "<>":
+                break  # a file descriptor redirected (`2>/dev/null`, `2>&1`): no operand
             if operand:
                 operands.append(operand)
             if operand != word:

@@ -20,6 +20,7 @@ from yzos_jobs.importers.closed_session import (
     Request,
 )
 from yzos_jobs.importers.reading import positioned_lines
+from yzos_jobs.importers.shell_commands import MOVED_PATH_CHARS
 
 
 def _below(path: str, folder: str) -> bool:
@@ -37,7 +38,7 @@ def _root_of(start: str, marks: set[tuple[str, bool]]) -> str | None:
     return min(depth, key=depth.__getitem__, default=None)
 
 
-# The moves of a session followed (`TranscriptSession._edited_where_kept`): each is compared with
+# The moves of a session followed (`TranscriptSession._where_kept`): each is compared with
 # every edit, and a project gathered into a folder takes a few; a session of thousands of `mv`s (a
 # hostile transcript) is followed only so far.
 _MOVES_FOLLOWED = 100
@@ -50,15 +51,22 @@ def _compared(path: str) -> str:
     return (repo.folder_key(normal, repo.is_windows(normal)) or normal).replace("\\", "/")
 
 
-def _after_move(edited: tuple[str, str], moved: str, to: str, key: str) -> tuple[str, str]:
-    """(path, as compared) of an edited file after `moved` (compared as `key`) went to `to`: the
-    same place below `to`, where it lay at or below `moved`."""
-    path, compared = edited
+# A file the session edited (`None`) or a manifest it wrote (the name it declares): its path, as
+# compared (`_compared`), and that
+_Tracked = tuple[str, str, str | None]
+
+
+def _after_move(tracked: _Tracked, moved: str, to: str, key: str) -> _Tracked:
+    """A file after `moved` (compared as `key`) went to `to`: the same place below `to`, where it
+    lay at or below `moved`. A path that would grow past MOVED_PATH_CHARS stays where it was."""
+    path, compared, declared = tracked
     if compared != key and not compared.startswith(key + "/"):
-        return edited
+        return tracked
     below = repo.segments(path)[len(repo.segments(moved)) :]
     now = (repo.join(to, "/".join(below)) or path) if below else to
-    return now, _compared(now)
+    if len(now) > MOVED_PATH_CHARS:
+        return tracked
+    return now, _compared(now), declared
 
 
 @dataclass
@@ -96,9 +104,9 @@ class TranscriptSession:
         # on); else no project.
         if self._committed_at(found) or self._origin_set_at(found) is not None:
             return found  # the home directory is the repository, wherever in it the edits are
-        edited = self._edited_where_kept()
+        edited, manifests = self._where_kept()
         worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
-        if self._laid_out_in(found, worked_in):
+        if self._laid_out_in(found, worked_in, manifests):
             return found  # a project set up in the home directory itself
         kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
         if worked_in is None and kept_in_git:
@@ -113,43 +121,54 @@ class TranscriptSession:
         )
         return self._made_in(place) or place
 
-    def _declared_at(self, folder: str) -> str | None:
-        """The name the last package manifest the session wrote directly in `folder` declares."""
-        key = repo.folder_key(folder, repo.is_windows(folder))
+    @staticmethod
+    def _declared_at(folder: str, manifests: list[tuple[str, str]]) -> str | None:
+        """The name the last of `manifests` (path, name) that lies directly in `folder`
+        declares."""
+        key = _compared(folder)
         names = [
             name
-            for f in self.facts
-            if f.manifest is not None
-            for path, name in [f.manifest]
-            if repo.folder_key(str(repo.flavour(path)(path).parent), repo.is_windows(folder)) == key
+            for path, name in manifests
+            if _compared(str(repo.flavour(path)(path).parent)) == key
         ]
         return names[-1] if names else None
 
-    def _laid_out_in(self, home: str, worked_in: str | None) -> bool:
-        """Whether the session set a project up in the home directory itself: it wrote a package
-        manifest there (`~/package.json`), and none in the folder there it edited most (that
-        folder would be the project, with a manifest of its own)."""
-        if self._declared_at(home) is None:
+    def _laid_out_in(
+        self, home: str, worked_in: str | None, manifests: list[tuple[str, str]]
+    ) -> bool:
+        """Whether the session set a project up in the home directory itself: a package
+        manifest it wrote lies there (`~/package.json`), and none in the folder there it edited
+        most (that folder would be the project, with a manifest of its own)."""
+        if self._declared_at(home, manifests) is None:
             return False
-        return worked_in is None or not any(
-            f.manifest is not None and repo.is_within(f.manifest[0], worked_in) for f in self.facts
-        )
+        return worked_in is None or not any(repo.is_within(p, worked_in) for p, _ in manifests)
 
-    def _edited_where_kept(self) -> list[str]:
-        """The files the session edited, each where it ended up: a file, or a folder holding it,
-        that the shell moved after the edit (`mv src app.py "My Project/"`, a project laid out
-        in the home directory and then gathered into a folder of its own) is where it went."""
-        edited: list[tuple[str, str]] = []  # (path, as compared)
+    def _where_kept(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """(the files the session edited, the package manifests it wrote with the names they
+        declare), each where it ended up: a file, or a folder holding it, that the shell moved
+        after it was written (`mv src app.py "My Project/"`, a project laid out in the home
+        directory and then gathered into a folder of its own) is where it went; moved to a
+        folder the session made, it is in that folder (`mkdir app && mv main.py app`)."""
+        tracked: list[_Tracked] = []
+        made: set[str] = set()
         followed = 0
         for f in self.facts:
             if isinstance(f.event, FileTouched):
-                edited.append((f.event.path, _compared(f.event.path)))
+                tracked.append((f.event.path, _compared(f.event.path), None))
+            elif f.manifest is not None:
+                path, declared = f.manifest
+                tracked.append((path, _compared(path), declared))
+            elif f.made is not None:
+                made.add(_compared(f.made))
             elif f.moved is not None and followed < _MOVES_FOLLOWED:
                 followed += 1
                 moved, to = f.moved
+                if _compared(to) in made and (name := repo.name_of(moved)):
+                    to = repo.join(to, name) or to
                 key = _compared(moved)
-                edited = [_after_move(pair, moved, to, key) for pair in edited]
-        return [path for path, _ in edited]
+                tracked = [_after_move(t, moved, to, key) for t in tracked]
+        edited = [path for path, _, declared in tracked if declared is None]
+        return edited, [(path, declared) for path, _, declared in tracked if declared is not None]
 
     def _made_in(self, folder: str | None) -> str | None:
         """The folder the session made directly inside `folder` (`mkdir app`, `mkdir -p
@@ -378,7 +397,12 @@ class TranscriptSession:
         shows: the folder's is the account's or a tool's."""
         name = repo.name_of(path)
         if path and (repo.is_account_folder(path) or (name or "").startswith(".")):
-            return self._origin_set_at(path) or self._remote() or self._declared_at(path) or name
+            return (
+                self._origin_set_at(path)
+                or self._remote()
+                or self._declared_at(path, self._where_kept()[1])
+                or name
+            )
         return name
 
     def closed(

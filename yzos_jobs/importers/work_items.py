@@ -97,7 +97,10 @@ class WorkItem:
 
 def _naming_rank(request: Request) -> int:
     """How well a request names the work it is part of: one asking for something in words of
-    its own (0), a question (1), a short reply (2)."""
+    its own (0), a question (1), a short one (2). A short request is most often a reply, even
+    where it comes first in its item ("hi claude", "ok done", "leave it" answering what the
+    assistant offered), and at times a short order ("Add dark mode") that a question after it
+    then names instead."""
     if request.question:
         return 1
     return 2 if word_units(request.text) < SHORT_REPLY_UNITS else 0

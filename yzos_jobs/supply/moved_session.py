@@ -57,15 +57,20 @@ def follow_moved_session(
     source_ids: Sequence[str],
     move: SessionMove,
     now: datetime,
+    *,
+    digests: bool = True,
 ) -> None:
     """Move what the earlier segments `source_ids` of the activity session `activity` (its
     source kind and external id) alone proposed to the session's repository, in the caller's
-    transaction (before the new segment's candidates are written)."""
+    transaction (before the new segment's candidates are written). `digests`: its digests not
+    yet triaged name the repository too (not where a triage follows a move the importer made:
+    those were moved then, and another worker may be writing one of them)."""
     if not move.moved:
         return
-    # First, so that a triage of the session written meanwhile is either seen below (written
-    # before) or waits for this transaction and writes into the new repository
-    move_waiting_digests(session, *activity, move.old_path, move.new_path, move.new_project)
+    if digests:
+        # First, so that a triage of the session written meanwhile is either seen below
+        # (written before) or waits for this transaction and writes into the new repository
+        move_waiting_digests(session, *activity, move.old_path, move.new_path, move.new_project)
     kinds = (source_kind, TRIAGE_SOURCE_KIND)
     # what its candidates name, and what its triage proposed on no line of it
     proposed = entities_proposed_by(session, source_kind, source_ids)

@@ -232,7 +232,8 @@ def _follow_move(
     project = now_payload.get("project")
     move = SessionMove(old_path, new_path, project if isinstance(project, str) else None)
     kind = held[0].source_kind if held else TRIAGE_SOURCE_KIND
-    follow_moved_session(s, (t.source_kind, t.external_id), kind, [source_id], move, utcnow())
+    activity = (t.source_kind, t.external_id)
+    follow_moved_session(s, activity, kind, [source_id], move, utcnow(), digests=False)
 
 
 def _give_up_or_retry(
