@@ -152,7 +152,7 @@ def structural_decision(
     entity_id: int, kind: str, name: str, outcome: str, reason: str, detail: str
 ) -> DecisionRow:
     """The trail's row of what a session's records showed of an entity, no model consulted."""
-    verdict = verdict_fields(True, kind, name, f"{reason} (no model consulted).", 1.0)
+    verdict = verdict_fields(True, kind, name, f"{reason} (no model consulted)", 1.0)
     return DecisionRow(
         call_site=CALL_SITE,
         source="dry_run",
