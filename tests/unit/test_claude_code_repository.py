@@ -899,7 +899,8 @@ HOME = "/home/me"
 
 def _home_session(tmp_path: Path, *steps: tuple[str, str]) -> tuple[str | None, str | None]:
     """(project path, name) of a session started in a home folder that wrote each ("write",
-    path) and ran each ("run", command; "failed", one whose result is an error), in order."""
+    path; "rejected", one the person turned down) and ran each ("run", command; "failed", one
+    whose result is an error), in order."""
     records = [_record(0, HOME, "user", "set up the app")]
     for n, (how, what) in enumerate(steps, start=1):
         if how in ("run", "failed"):
@@ -911,6 +912,8 @@ def _home_session(tmp_path: Path, *steps: tuple[str, str]) -> tuple[str | None, 
         tool_input = {"file_path": path, "content": content}
         call = {"type": "tool_use", "id": f"w{n}", "name": "Write", "input": tool_input}
         result = {"type": "tool_result", "tool_use_id": f"w{n}", "content": "File created"}
+        if how == "rejected":
+            result.update(content="The user doesn't want to proceed", is_error=True)
         records += [
             _record(2 * n, HOME, "assistant", [call]),
             _record(2 * n + 1, HOME, "user", [result]),
@@ -957,6 +960,9 @@ def test_a_manifest_written_in_the_home_folder_makes_it_the_project(tmp_path: Pa
     # the manifest gathered with the code into a folder of its own: that folder
     gathered = ("run", "mkdir shop && mv package.json src shop/")
     assert _home_session(tmp_path, manifest, code, gathered) == (f"{HOME}/shop", "shop")
+    # a manifest the person would not have written says nothing
+    turned_down = ("rejected", manifest[1])
+    assert _home_session(tmp_path, turned_down, code) == (f"{HOME}/src", "src")
     # a manifest with no plain name says nothing
     unnamed = ("write", f'{HOME}/package.json={{"name": "{{{{name}}}}"}}')
     assert _home_session(tmp_path, unnamed, code) == (f"{HOME}/src", "src")

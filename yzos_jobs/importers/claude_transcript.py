@@ -404,8 +404,9 @@ class TranscriptReader:
         # were made: one the person rejected or that failed changed nothing
         self._changes: dict[str, Fact] = {}
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
-        self._origins: dict[str, list[Fact]] = {}  # origins set, waiting for the call's result
-        self._moves: dict[str, list[Fact]] = {}  # what `mv`s moved, waiting for the result
+        # What a call did that counts once its result shows it done (an origin set, what a
+        # `mv` moved, a manifest written): a call rejected or failed did nothing
+        self._when_done: dict[str, list[Fact]] = {}
         self._listings: set[str] = set()  # `git worktree list` calls waiting for their result
         self._seen: set[str] = set()
         # What waits in each session's queue, in order: prompts typed while Claude Code worked,
@@ -624,7 +625,7 @@ class TranscriptReader:
                     and isinstance(called, str)
                     and (origins := self._origins_set(base, command))
                 ):
-                    self._origins[called] = origins
+                    self._when_done.setdefault(called, []).extend(origins)
                 committed_in = [folder for folder, commits in ran if commits]
                 if "mkdir" in command:
                     out += [
@@ -632,10 +633,10 @@ class TranscriptReader:
                         for folder in made_folders(command, base.cwd)
                     ]
                 if "mv" in command and isinstance(called, str):
-                    self._moves[called] = [
+                    self._when_done.setdefault(called, []).extend(
                         Fact(base.uuid, base.session_id, None, None, None, moved=pair)
                         for pair in moved_paths(command, base.cwd)
-                    ]
+                    )
                 if runs_clone(command) and isinstance(called, str):
                     self._clones[called] = clone_folder(command, base.cwd)
                 if (
@@ -660,9 +661,11 @@ class TranscriptReader:
                 touched = FileTouched(base.line, clean_text(path, 1000) or path)
                 out += self._made(base, part.get("id"), touched)
                 if name == "Write" and (declared := _declared_name(path, tool_input)):
-                    out.append(
-                        Fact(base.uuid, base.session_id, None, None, None, manifest=declared)
-                    )
+                    manifest = Fact(base.uuid, base.session_id, None, None, None, manifest=declared)
+                    if isinstance(called := part.get("id"), str):
+                        self._when_done.setdefault(called, []).append(manifest)
+                    else:
+                        out.append(manifest)
                 tried = True
             elif base.line is not None and changes_on_server(name, tool_input, base.cwd):
                 # made on the server alone: nothing in the working tree a commit could hold
@@ -752,11 +755,9 @@ class TranscriptReader:
                 or (repo.main_worktree_listed(text, base.cwd) if listed else None)
             ):
                 out.append(Fact(base.uuid, base.session_id, None, None, None, None, main))
-            if (origins := self._origins.pop(call_id, None)) and not part.get("is_error"):
-                out += origins
-            # a move rejected or failed moved nothing (`mv … 2>/dev/null || true` succeeds)
-            if (moves := self._moves.pop(call_id, None)) and not part.get("is_error"):
-                out += [replace(m, uuid=base.uuid) for m in moves]
+            # (`mv … 2>/dev/null || true` succeeds)
+            if (done := self._when_done.pop(call_id, None)) and not part.get("is_error"):
+                out += [replace(f, uuid=base.uuid) for f in done]
             if call_id in self._clones:
                 clones_in = self._clones.pop(call_id)
                 made = [] if part.get("is_error") else cloned_into(clones_in, text)

@@ -133,13 +133,12 @@ class TranscriptSession:
         ]
         return names[-1] if names else None
 
-    def _laid_out_in(
-        self, home: str, worked_in: str | None, manifests: list[tuple[str, str]]
-    ) -> bool:
+    @staticmethod
+    def _laid_out_in(home: str, worked_in: str | None, manifests: list[tuple[str, str]]) -> bool:
         """Whether the session set a project up in the home directory itself: a package
         manifest it wrote lies there (`~/package.json`), and none in the folder there it edited
         most (that folder would be the project, with a manifest of its own)."""
-        if self._declared_at(home, manifests) is None:
+        if TranscriptSession._declared_at(home, manifests) is None:
             return False
         return worked_in is None or not any(repo.is_within(p, worked_in) for p, _ in manifests)
 
@@ -149,6 +148,9 @@ class TranscriptSession:
         after it was written (`mv src app.py "My Project/"`, a project laid out in the home
         directory and then gathered into a folder of its own) is where it went; moved to a
         folder the session made, it is in that folder (`mkdir app && mv main.py app`)."""
+        if not any(f.moved for f in self.facts):  # as written, most sessions
+            edited = [f.event.path for f in self.facts if isinstance(f.event, FileTouched)]
+            return edited, [f.manifest for f in self.facts if f.manifest is not None]
         tracked: list[_Tracked] = []
         made: set[str] = set()
         followed = 0
@@ -394,15 +396,12 @@ class TranscriptSession:
     def _project_name(self, path: str | None) -> str | None:
         """The folder's name; for a home directory kept as a repository (dotfiles, or a checkout
         made there) or a hidden folder kept as one (`Documents/.claude`), the name its one remote
-        shows: the folder's is the account's or a tool's."""
+        shows, else the one the manifest the session wrote there declares: the folder's is the
+        account's or a tool's."""
         name = repo.name_of(path)
         if path and (repo.is_account_folder(path) or (name or "").startswith(".")):
-            return (
-                self._origin_set_at(path)
-                or self._remote()
-                or self._declared_at(path, self._where_kept()[1])
-                or name
-            )
+            declared = self._declared_at(path, self._where_kept()[1])
+            return self._origin_set_at(path) or self._remote() or declared or name
         return name
 
     def closed(
