@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tomllib
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -399,7 +401,46 @@ def load_settings(
         raise ConfigError(_format_validation_error(source, exc)) from None
     url_source = "YZOS_DATABASE_URL" if env.get("YZOS_DATABASE_URL") else source
     _check_database_url(url_source, settings.database.url)
+    _check_llm_endpoint(
+        "YZOS_LLM_BASE_URL" if env.get("YZOS_LLM_BASE_URL") else source, settings.llm
+    )
     return settings
+
+
+# An environment variable's name, as a shell exports it
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_llm_endpoint(source: str, llm: LlmSettings) -> None:
+    """The model's URL is an http(s) URL with a host, and `api_key_env` names a variable. Neither
+    value is echoed as typed: a key put there by mistake, or one in the URL, is a secret."""
+    if not _VARIABLE_NAME.fullmatch(llm.api_key_env):
+        raise ConfigError(
+            f"{source}: key 'llm.api_key_env': must name an environment variable (letters, "
+            f"digits and _, not a digit first), not hold the key itself"
+        )
+    if (wrong := _url_fault(llm.base_url)) is not None:
+        raise ConfigError(
+            f"{source}: key 'llm.base_url': {wrong}: an http(s) URL with a host, such as "
+            f"http://127.0.0.1:8080/v1"
+        )
+
+
+def _url_fault(url: str) -> str | None:
+    """What keeps `url` from being the model's address, said without the URL itself (it may hold
+    the key), or None."""
+    try:
+        parsed = urlsplit(url)
+        parsed.port  # noqa: B018 (raises on a port that is not a number)
+    except ValueError:
+        return "not a URL"
+    if "://" not in url:
+        return "no scheme"
+    if parsed.scheme not in ("http", "https"):
+        return "a scheme other than http or https"
+    if not parsed.hostname:
+        return "no host"
+    return None
 
 
 def config_file(

@@ -27,6 +27,12 @@ def _assert_one_line_error(result, code: int, *needles: str) -> None:
         ("[database]\nurl = 'not a url'\n", ["database.url"]),
         ("[database]\nurl = 'mysql://localhost/x'\n", ["database.url", "mysql"]),
         ("[llm\n", ["invalid TOML"]),
+        # a model URL the client cannot reach by: no scheme, none it speaks, no host, a bad port
+        ("[llm]\nbase_url = '127.0.0.1:8080/v1'\n", ["llm.base_url", "http(s)"]),
+        ("[llm]\nbase_url = 'ftp://models.example/v1'\n", ["llm.base_url"]),
+        ("[llm]\nbase_url = 'http:///v1'\n", ["llm.base_url"]),
+        ("[llm]\nbase_url = 'http://[::1'\n", ["llm.base_url"]),
+        ("[llm]\nbase_url = 'http://127.0.0.1:80a/v1'\n", ["llm.base_url"]),
     ],
 )
 def test_bad_config_is_one_line_exit_2(tmp_path: Path, body: str, needles: list[str]) -> None:
@@ -34,6 +40,23 @@ def test_bad_config_is_one_line_exit_2(tmp_path: Path, body: str, needles: list[
     cfg.write_text(body)
     result = run_cli("--config", str(cfg), "db", "current", cwd=tmp_path)
     _assert_one_line_error(result, 2, str(cfg), *needles)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # the key put where its variable's name goes, or in the URL's query string
+        "[llm]\napi_key_env = 'sk-SECRET0123456789'\n",
+        "[llm]\nbase_url = 'localhost:8080/v1?api-key=sk-SECRET0123456789'\n",
+    ],
+)
+def test_a_key_in_a_bad_setting_is_not_echoed(tmp_path: Path, body: str) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(body)
+    for command in (["config"], ["db", "current"]):
+        result = run_cli("--config", str(cfg), *command, cwd=tmp_path)
+        _assert_one_line_error(result, 2, str(cfg), "llm.")
+        assert "SECRET" not in result.stderr + result.stdout
 
 
 def test_missing_config_file_is_one_line_exit_2(tmp_path: Path) -> None:

@@ -205,8 +205,9 @@ def test_api_key_in_base_url_never_appears_in_cli_output_or_logs(tmp_path: Path)
             env=llm_cli_env(tmp_path, f"sqlite:///{tmp_path / 'y.db'}", f"http://{KEY}@[::1/v1"),
             cwd=tmp_path,
         )
-    assert result.returncode == refused.returncode == 1
+    assert result.returncode == 1
     assert json.loads(result.stdout)["error"] == "LlmFailed"
+    assert refused.returncode == 2  # a URL the client cannot use is a bad setting
     for output in (result.stdout, result.stderr, refused.stdout, refused.stderr):
         assert KEY not in output
     assert "Traceback" not in refused.stderr

@@ -59,6 +59,13 @@ def test_a_verdict_is_cleaned_before_anyone_sees_it() -> None:
         ),
         ("http://u:p@ss@host/v1", "http://***@host/v1"),
         ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1"),
+        # some services take the key as a query parameter
+        (
+            "POST http://host/v1/chat?api-key=sk-abc123&api-version=2024 failed",
+            "POST http://host/v1/chat?api-key=***&api-version=*** failed",
+        ),
+        ("http://u:p@host/v1?key=sk-abc123#top", "http://***@host/v1?key=***#top"),
+        ("a question? key=value", "a question? key=value"),
     ],
 )
 def test_url_credentials_are_masked(text: str, masked: str) -> None:
