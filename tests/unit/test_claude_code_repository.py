@@ -989,6 +989,8 @@ def test_a_manifest_written_in_the_home_folder_makes_it_the_project(tmp_path: Pa
         ("echo mv a b", []),
         ("ssh host 'mv a b'", []),  # moved on another machine
         ("cat > s.sh <<'EOF'\nmv a b\nEOF", []),  # a file's text, not run here
+        # lines continued with a backslash are one command
+        ("mkdir -p shop && mv \\\n  src \\\n  shop/", [("/w/src", "/w/shop/src")]),
     ],
 )
 def test_what_a_mv_moves(command: str, moved: list[tuple[str, str]]) -> None:
@@ -1005,6 +1007,8 @@ def test_what_a_mv_moves(command: str, moved: list[tuple[str, str]]) -> None:
         ("pyproject.toml", '[tool.poetry]\nname = "ledger"\n', "ledger"),
         ("Cargo.toml", '[package]\nname = "sift"\nversion = "0.1.0"\n', "sift"),
         ("go.mod", "module github.com/me/relay\n\ngo 1.22\n", "relay"),
+        ("go.mod", "module github.com/me/relay/v2\n", "relay"),  # a major version's path
+        ("go.mod", 'module "github.com/me/relay"\n', "relay"),  # quoted
         ("package.json", '{"name": "{{name}}"}', None),  # a template's placeholder
         ("package.json", '{"name": "app\\n"}', None),
         ("pyproject.toml", "x = " + "[" * 5000 + "]" * 5000, None),  # nested past recursion

@@ -13,7 +13,10 @@ import orjson
 # A name a person would call a project by: a package name, not a template's placeholder
 # (`{{name}}`) or a path.
 _NAME = re.compile(r"[A-Za-z0-9][\w.-]{0,99}")
-_GO_MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
+# go.mod's module path, bare or quoted (`module "example.com/x"`); a major version past 1 is
+# its path's last element (`example.com/relay/v2`), not its name
+_GO_MODULE = re.compile(r"^module\s+(?:\"([^\"\n]+)\"|`([^`\n]+)`|(\S+))", re.MULTILINE)
+_GO_MAJOR_VERSION = re.compile(r"v[2-9]\d*|v1\d+")
 MANIFESTS = frozenset({"package.json", "composer.json", "pyproject.toml", "Cargo.toml", "go.mod"})
 
 
@@ -35,7 +38,10 @@ def manifest_name(file_name: str, content: str) -> str | None:
         elif file_name == "Cargo.toml":
             name = tomllib.loads(content).get("package", {}).get("name")
         elif file_name == "go.mod" and (module := _GO_MODULE.search(content)):
-            name = module.group(1).rstrip("/").rsplit("/", 1)[-1]
+            path = next(p for p in module.groups() if p is not None).rstrip("/").split("/")
+            if len(path) > 1 and _GO_MAJOR_VERSION.fullmatch(path[-1]):
+                path.pop()
+            name = path[-1]
     except (orjson.JSONDecodeError, tomllib.TOMLDecodeError, AttributeError, RecursionError):
         return None  # RecursionError: TOML nested thousands deep
     return name if isinstance(name, str) and _NAME.fullmatch(name) else None

@@ -201,12 +201,16 @@ def clone_folder(command: str, cwd: str | None) -> str | None:
 def commands_run_here(command: str) -> str | None:
     """A Bash command up to the body of its first heredoc (text handed to a program: a file
     written, a message; not commands), or None for one that runs on another machine (`ssh`):
-    what it does there says nothing of the folders here."""
+    what it does there says nothing of the folders here. A line continued with `\\` is one
+    line with the next, as the shell reads it (`mv \\⏎ lib \\⏎ budget/`)."""
     command = command[:COMMAND_CHARS]
     at = command.find("<<")
     end = command.find("\n", at) if at >= 0 else -1
-    here = command if end < 0 else command[:end]
+    here = _CONTINUED.sub("", command if end < 0 else command[:end])
     return None if _REMOTE_SHELL.search(here) else here
+
+
+_CONTINUED = re.compile(r"\\\r?\n")
 
 
 def made_folders(command: str, cwd: str | None) -> list[str]:
