@@ -1,0 +1,59 @@
+"""The same work proposed by two importers (two daemons on one database) is one task: each batch
+reads the project's open tasks and its task candidates not promoted yet, with the project locked
+until the batch is written."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from tests.support.corpus import REAL
+from tests.support.jobs import add_candidates, make_ctx
+from yzos_jobs.config import load_settings
+from yzos_jobs.db.connection import transaction
+from yzos_jobs.db.entities import project_key
+from yzos_jobs.db.project_work import lock_projects, project_lock_key
+from yzos_jobs.importers.same_work import OpenTaskNames
+
+REPO = "/home/ana/work/roles"
+ASKED = "Añadir funcionalidad de aprobación de roles para admins"
+ASKED_AGAIN = "agregar funcionalidad de aprobación de roles para los admins"
+THRESHOLD = load_settings(REAL.parents[2] / "config.toml").importers.same_task_similarity
+
+
+def test_work_another_importer_proposed_meanwhile_is_the_same_task(db_url: str) -> None:
+    ctx = make_ctx(db_url)
+    other_daemon = OpenTaskNames(THRESHOLD)
+    with transaction(ctx.sessions) as s:  # its batch before: nothing open in the project yet
+        other_daemon.load(s, [REPO])
+        assert other_daemon.same_work(REPO, "Set up the CI workflow") is None
+    # meanwhile this daemon's batch proposed the work, waiting for a promote run
+    add_candidates(
+        ctx,
+        {
+            "raw_text": ASKED,
+            "suggested_kind": "task",
+            "source_kind": "ai_tool",
+            "project_path": REPO,
+        },
+    )
+    with transaction(ctx.sessions) as s:  # its next batch asks for the same work again
+        other_daemon.load(s, [REPO])
+        assert other_daemon.same_work(REPO, ASKED_AGAIN) == ASKED
+    # and what it proposed itself is still known to it
+    with transaction(ctx.sessions) as s:
+        other_daemon.load(s, [REPO])
+        assert other_daemon.same_work(REPO, "Set up the CI workflows") == "Set up the CI workflow"
+
+
+def test_a_batch_holds_its_projects_until_it_is_written(pg_url: str) -> None:
+    ctx = make_ctx(pg_url)
+    held = project_lock_key(project_key(REPO))
+    with transaction(ctx.sessions) as batch:
+        lock_projects(batch, [project_key(REPO)])
+        with ctx.sessions() as other:
+            taken = other.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": held})
+            assert taken is False  # another daemon's batch of the project waits
+            other.rollback()
+    with ctx.sessions() as other:
+        assert other.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": held}) is True
+        other.rollback()

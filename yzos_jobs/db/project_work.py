@@ -1,0 +1,55 @@
+"""What an import reads of a project's work before it proposes more: the names of its open tasks
+and of the task candidates still waiting to be promoted, under a lock that makes imports of one
+project by several daemons take turns.
+
+Without the lock, two daemons importing sessions of one repository at once would each read the
+open tasks before the other's proposals were written, and propose the same work twice under
+names close enough to be one task (`importers/same_work.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from blake3 import blake3
+from sqlalchemy import select, text
+from sqlalchemy.orm import Session
+
+from yzos_jobs.db.models import EntityCandidate
+from yzos_jobs.db.triage_queue import open_tasks
+
+__all__ = ["lock_projects", "open_tasks", "waiting_task_names"]
+
+# Candidates not decided yet: waiting for a promote run or for their session's triage, or claimed
+_WAITING = ("pending", "held", "claimed")
+
+
+def lock_projects(session: Session, keys: Iterable[str]) -> None:
+    """On PostgreSQL, hold each project's lock until the caller's transaction ends (taken in one
+    order, so two importers never wait for each other in a circle). SQLite has one writer at a
+    time: nothing to take."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    for lock_key in sorted({project_lock_key(k) for k in keys if k}):
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key})
+
+
+def project_lock_key(project_key: str) -> int:
+    """A signed 64-bit advisory lock key for a project key."""
+    digest = blake3(b"yzos-jobs project work\0" + project_key.encode()).digest(8)
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def waiting_task_names(session: Session, project_paths: Iterable[str]) -> list[str]:
+    """The names of task candidates of these project paths that no promote run has decided yet,
+    newest first."""
+    paths = sorted(set(project_paths))
+    if not paths:
+        return []
+    C = EntityCandidate
+    rows = session.scalars(
+        select(C.raw_text)
+        .where(C.status.in_(_WAITING), C.suggested_kind == "task", C.project_path.in_(paths))
+        .order_by(C.id.desc())
+    )
+    return list(dict.fromkeys(rows))
