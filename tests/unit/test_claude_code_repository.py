@@ -529,6 +529,18 @@ def test_a_session_started_in_a_repository_stays_there_though_it_only_committed_
     assert _project(_transcript(tmp_path, *above, branch="main")) == root
 
 
+def test_a_session_that_committed_in_two_repositories_worked_in_the_one_it_committed_in_most(
+    tmp_path: Path,
+) -> None:
+    start = "/home/me/Downloads"
+    snmp = ("/home/me/work/snmp", "cd /home/me/work/snmp && git commit -am x", COMMITTED)
+    dash = ("/home/me/work/dash", "cd /home/me/work/dash && git commit -am y", COMMITTED)
+    notes = (start, "mkdir notes", "")
+    # one commit each: the first repository it went into
+    assert _project(_transcript(tmp_path, notes, snmp, dash)) == "/home/me/work/snmp"
+    assert _project(_transcript(tmp_path, notes, dash, snmp, dash)) == "/home/me/work/dash"
+
+
 def test_a_folder_the_shell_expands_moves_nothing(tmp_path: Path) -> None:
     path = _transcript(
         tmp_path,

@@ -6,6 +6,7 @@ the folder a home-directory session edited in, made, went into or set an origin 
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -294,12 +295,12 @@ class TranscriptSession:
         return folders[0] if len(folders) == 1 else None
 
     def _committed_in(self, start: str) -> str | None:
-        """The folder every commit of the session ran in, where that is not the folder it started
-        in, and the start folder shows no repository: Claude Code found no branch there, and no
-        git command ran there. The session went into the repository it worked in, from a folder
-        that holds repositories or from beside it; or it started inside the folder it committed
-        in (a repository with no commit yet, where Claude Code finds no branch), whatever git
-        ran where it started. Started in a repository: see `_moved_to_commit`."""
+        """The folder the session's commits ran in (most of them), where that is not the folder
+        it started in, and the start folder shows no repository: Claude Code found no branch
+        there, and no git command ran there. The session went into the repository it worked in,
+        from a folder that holds repositories or from beside it; or it started inside the folder
+        it committed in (a repository with no commit yet, where Claude Code finds no branch),
+        whatever git ran where it started. Started in a repository: see `_moved_to_commit`."""
         if self._start_branch() is not None:
             return self._moved_to_commit(start)
         windows = repo.is_windows(start)
@@ -307,10 +308,15 @@ class TranscriptSession:
         def key(path: str | None) -> str | None:
             return repo.folder_key(path, windows)
 
-        folders = {f.git_in for f in self.facts if isinstance(f.event, Commit)}
-        if len({key(f) for f in folders}) != 1:
+        committed = [f.git_in for f in self.facts if isinstance(f.event, Commit)]
+        if not committed:
             return None
-        folder, begun = folders.pop(), key(repo.normalise(start))
+        counts = Counter(key(f) for f in committed)
+        if len(counts) > 1 and all(f is not None and repo.is_within(f, start) for f in committed):
+            return None  # a folder of repositories, several worked in: the session's is that
+        # Committed in several folders elsewhere: the one committed in most, the first of those,
+        # is where the session worked (a commit in another repository later does not take it)
+        folder, begun = max(committed, key=lambda f: counts[key(f)]), key(repo.normalise(start))
         if folder is None or key(folder) == begun:
             return None
         if repo.is_within(start, folder):
