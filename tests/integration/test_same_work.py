@@ -4,7 +4,9 @@ until the batch is written."""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import text
+from sqlalchemy.exc import OperationalError
 
 from tests.support.corpus import REAL
 from tests.support.jobs import add_candidates, make_ctx
@@ -12,12 +14,19 @@ from yzos_jobs.config import load_settings
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.project_work import lock_projects, project_lock_key
-from yzos_jobs.importers.same_work import OpenTaskNames
+from yzos_jobs.importers.same_work import OPEN_TASKS, OpenTaskNames
 
 REPO = "/home/ana/work/roles"
 ASKED = "Añadir funcionalidad de aprobación de roles para admins"
 ASKED_AGAIN = "agregar funcionalidad de aprobación de roles para los admins"
 THRESHOLD = load_settings(REAL.parents[2] / "config.toml").importers.same_task_similarity
+
+
+def _waiting(*names: str) -> list[dict[str, str]]:
+    return [
+        {"raw_text": n, "suggested_kind": "task", "source_kind": "ai_tool", "project_path": REPO}
+        for n in names
+    ]
 
 
 def test_work_another_importer_proposed_meanwhile_is_the_same_task(db_url: str) -> None:
@@ -26,23 +35,32 @@ def test_work_another_importer_proposed_meanwhile_is_the_same_task(db_url: str) 
     with transaction(ctx.sessions) as s:  # its batch before: nothing open in the project yet
         other_daemon.load(s, [REPO])
         assert other_daemon.same_work(REPO, "Set up the CI workflow") is None
+        # within the batch, what it proposed is known to the sessions after
+        assert other_daemon.same_work(REPO, "Set up the CI workflows") == "Set up the CI workflow"
     # meanwhile this daemon's batch proposed the work, waiting for a promote run
-    add_candidates(
-        ctx,
-        {
-            "raw_text": ASKED,
-            "suggested_kind": "task",
-            "source_kind": "ai_tool",
-            "project_path": REPO,
-        },
-    )
+    add_candidates(ctx, *_waiting(ASKED))
     with transaction(ctx.sessions) as s:  # its next batch asks for the same work again
         other_daemon.load(s, [REPO])
         assert other_daemon.same_work(REPO, ASKED_AGAIN) == ASKED
-    # and what it proposed itself is still known to it
+        # what its own batch before proposed but never wrote (undone) is not known
+        assert other_daemon.same_work(REPO, "Set up the CI workflows") is None
+
+
+def test_the_newest_proposals_are_compared_with_first_when_there_are_too_many(
+    db_url: str,
+) -> None:
+    ctx = make_ctx(db_url)
+    names = OpenTaskNames(THRESHOLD)
     with transaction(ctx.sessions) as s:
-        other_daemon.load(s, [REPO])
-        assert other_daemon.same_work(REPO, "Set up the CI workflows") == "Set up the CI workflow"
+        names.load(s, [REPO])
+    add_candidates(ctx, *_waiting(*(f"Port module {n:04d} to the new API" for n in range(600))))
+    with transaction(ctx.sessions) as s:
+        names.load(s, [REPO])
+        # the newest of more than OPEN_TASKS waiting names is among those compared with
+        assert OPEN_TASKS < 600
+        assert names.same_work(REPO, "port module 0599 to the new API") == (
+            "Port module 0599 to the new API"
+        )
 
 
 def test_a_batch_holds_its_projects_until_it_is_written(pg_url: str) -> None:
@@ -57,3 +75,14 @@ def test_a_batch_holds_its_projects_until_it_is_written(pg_url: str) -> None:
     with ctx.sessions() as other:
         assert other.scalar(text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": held}) is True
         other.rollback()
+
+
+def test_reading_a_project_for_a_batch_waits_for_another_batch_of_it(pg_url: str) -> None:
+    ctx = make_ctx(pg_url)
+    with transaction(ctx.sessions) as batch:
+        lock_projects(batch, [project_key(REPO)])
+        with ctx.sessions() as other:
+            other.execute(text("SET LOCAL lock_timeout = '200ms'"))
+            with pytest.raises(OperationalError, match="lock timeout"):
+                OpenTaskNames(THRESHOLD).load(other, [REPO])
+            other.rollback()

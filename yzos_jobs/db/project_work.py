@@ -1,6 +1,6 @@
-"""What an import reads of a project's work before it proposes more: the names of its open tasks
-and of the task candidates still waiting to be promoted, under a lock that makes imports of one
-project by several daemons take turns.
+"""What an import reads of a project's work before it proposes more: the names of the task
+candidates written since the import began that are still waiting to be promoted, under a lock
+that makes imports of one project by several daemons take turns.
 
 Without the lock, two daemons importing sessions of one repository at once would each read the
 open tasks before the other's proposals were written, and propose the same work twice under
@@ -12,23 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from blake3 import blake3
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.dialect import is_postgres
 from yzos_jobs.db.models import EntityCandidate
-from yzos_jobs.db.triage_queue import open_tasks
-
-__all__ = ["lock_projects", "open_tasks", "waiting_task_names"]
 
 # Candidates not decided yet: waiting for a promote run or for their session's triage, or claimed
 _WAITING = ("pending", "held", "claimed")
 
 
 def lock_projects(session: Session, keys: Iterable[str]) -> None:
-    """On PostgreSQL, hold each project's lock until the caller's transaction ends (taken in one
-    order, so two importers never wait for each other in a circle). SQLite has one writer at a
-    time: nothing to take."""
-    if session.get_bind().dialect.name != "postgresql":
+    """On PostgreSQL, hold each project's lock until the caller's transaction ends, taken in one
+    order. A transaction that takes them more than once (a batch written again record by
+    record) may wait in a circle with another: PostgreSQL ends one of the two as a deadlock and
+    `run_in_transaction` runs it again. SQLite has one writer at a time: nothing to take."""
+    if not is_postgres(session):
         return
     for lock_key in sorted({project_lock_key(k) for k in keys if k}):
         session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": lock_key})
@@ -40,16 +39,30 @@ def project_lock_key(project_key: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def waiting_task_names(session: Session, project_paths: Iterable[str]) -> list[str]:
-    """The names of task candidates of these project paths that no promote run has decided yet,
-    newest first."""
+def last_candidate_id(session: Session) -> int:
+    """The id of the newest candidate (0 with none): what an import began after."""
+    return int(session.scalar(select(func.max(EntityCandidate.id))) or 0)
+
+
+def waiting_task_names(
+    session: Session, project_paths: Iterable[str], after_id: int, limit: int
+) -> list[str]:
+    """The names of task candidates of these project paths written after `after_id` that no
+    promote run has decided yet, newest first (at most `limit`). Only the newest rows are read,
+    by the primary key, however many older ones wait for triage."""
     paths = sorted(set(project_paths))
-    if not paths:
+    if not paths or limit <= 0:
         return []
     C = EntityCandidate
     rows = session.scalars(
         select(C.raw_text)
-        .where(C.status.in_(_WAITING), C.suggested_kind == "task", C.project_path.in_(paths))
+        .where(
+            C.id > after_id,
+            C.status.in_(_WAITING),
+            C.suggested_kind == "task",
+            C.project_path.in_(paths),
+        )
         .order_by(C.id.desc())
+        .limit(limit)
     )
     return list(dict.fromkeys(rows))

@@ -4,54 +4,61 @@ it sights the task instead of making a new one).
 
 Close means the similarity of the two names' shingles (`name_shingles`) is at least
 `importers.same_task_similarity`. The open tasks of a project are few (the most recently seen
-`OPEN_TASKS`, and the names this import proposed), so the similarity is computed exactly against
-each: no sketch is needed at that size. They are read again for each batch, with the project
-locked until the batch is written, together with the task candidates not promoted yet: another
-daemon importing the same repository meanwhile proposes its work first or after, never unseen.
+`OPEN_TASKS`), so the similarity is computed exactly against each: no sketch is needed at that
+size. They are read again for each batch, with the project locked until the batch is written,
+together with the task candidates written since the import began and not promoted yet (this
+import's earlier batches, and another daemon importing the same repository meanwhile, which so
+proposes its work first or after, never unseen), and the names the batch itself proposes.
 Structure only: with a model, triage's offered open tasks do the semantic merge.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from itertools import chain, islice
 
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.entities import project_key
-from yzos_jobs.db.project_work import lock_projects, open_tasks, waiting_task_names
+from yzos_jobs.db.project_work import last_candidate_id, lock_projects, waiting_task_names
+from yzos_jobs.db.triage_queue import open_tasks
 from yzos_jobs.importers.name_shingles import shingles, similarity
 
 OPEN_TASKS = 500  # open tasks of a project compared with, most recently seen first
 
 
 class OpenTaskNames:
-    """The open tasks' names per project, as one import sees them: read from the database for
-    each batch, with the names the import proposed before it."""
+    """The open tasks' names per project, as one batch of an import sees them: read from the
+    database for each batch, then grown by the names the batch proposes."""
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
         self._known: dict[str, deque[tuple[str, frozenset[str]]]] = {}
-        self._proposed: dict[str, deque[tuple[str, frozenset[str]]]] = {}
         self._shingles: dict[str, frozenset[str]] = {}  # a name read again is not cut again
+        self._began_after: int | None = None  # the newest candidate before the import began
 
     def load(self, db: Session, project_paths: list[str | None]) -> None:
-        """Lock the projects of a batch (until the caller's transaction ends) and read their open
-        tasks and waiting task candidates: the work proposed so far, by any importer."""
+        """Lock the projects of a batch (until the caller's transaction ends) and read what was
+        proposed for them so far, by any importer: the waiting task candidates written since the
+        import began (newest first), then the open tasks (most recently seen first). What an
+        earlier batch proposed is read back (a batch written again forgets what it undid)."""
         paths: dict[str, list[str]] = {}
         for path in project_paths:
             if path is not None and (key := project_key(path)):
                 paths.setdefault(key, []).append(path)
-        if self.threshold > 1 or not paths:
+        if self._began_after is None:
+            self._began_after = last_candidate_id(db)
+        self._known = {}
+        if not paths:
             return
         lock_projects(db, paths)
         for key, of_key in paths.items():
-            proposed = self._proposed.setdefault(key, deque(maxlen=OPEN_TASKS))
-            names = [name for _, name in open_tasks(db, key, OPEN_TASKS)]
-            names += waiting_task_names(db, of_key)
-            mine = {name for name, _ in proposed}
-            known = deque(proposed, maxlen=OPEN_TASKS)
-            known.extend((n, self._shingled(n)) for n in dict.fromkeys(names) if n not in mine)
-            self._known[key] = known
+            waiting = waiting_task_names(db, of_key, self._began_after, OPEN_TASKS)
+            names = chain(waiting, (name for _, name in open_tasks(db, key, OPEN_TASKS)))
+            self._known[key] = deque(
+                ((n, self._shingled(n)) for n in islice(dict.fromkeys(names), OPEN_TASKS)),
+                maxlen=OPEN_TASKS,
+            )
 
     def _shingled(self, name: str) -> frozenset[str]:
         if (found := self._shingles.get(name)) is None:
@@ -74,5 +81,4 @@ class OpenTaskNames:
         if best is not None and score >= self.threshold:
             return best
         known.appendleft((name, mine))  # the oldest name goes past OPEN_TASKS
-        self._proposed.setdefault(key, deque(maxlen=OPEN_TASKS)).appendleft((name, mine))
         return None
