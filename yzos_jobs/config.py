@@ -414,16 +414,30 @@ _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def _check_llm_endpoint(source: str, llm: LlmSettings) -> None:
     """The model's URL is an http(s) URL with a host, and `api_key_env` names a variable. Neither
     value is echoed as typed: a key put there by mistake, or one in the URL, is a secret."""
-    if not _VARIABLE_NAME.fullmatch(llm.api_key_env):
+    name = llm.api_key_env
+    if name and not _VARIABLE_NAME.fullmatch(name):
         raise ConfigError(
             f"{source}: key 'llm.api_key_env': must name an environment variable (letters, "
             f"digits and _, not a digit first), not hold the key itself"
+        )
+    if _looks_like_a_key(name):
+        raise ConfigError(
+            f"{source}: key 'llm.api_key_env': looks like a key, not the name of the variable "
+            f"that holds it (such as YZOS_LLM_API_KEY)"
         )
     if (wrong := _url_fault(llm.base_url)) is not None:
         raise ConfigError(
             f"{source}: key 'llm.base_url': {wrong}: an http(s) URL with a host, such as "
             f"http://127.0.0.1:8080/v1"
         )
+
+
+def _looks_like_a_key(name: str) -> bool:
+    """A long run of lower-case letters and digits mixed (`gsk_…`, `hf_…`, a bare hex key), as
+    variable names are not: one pasted where its variable's name goes."""
+    letters = sum(ch.islower() for ch in name)
+    digits = sum(ch.isdigit() for ch in name)
+    return len(name) >= 24 and letters >= 4 and digits >= 4
 
 
 def _url_fault(url: str) -> str | None:
@@ -435,7 +449,7 @@ def _url_fault(url: str) -> str | None:
     except ValueError:
         return "not a URL"
     if "://" not in url:
-        return "no scheme"
+        return "no scheme://host"
     if parsed.scheme not in ("http", "https"):
         return "a scheme other than http or https"
     if not parsed.hostname:

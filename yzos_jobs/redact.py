@@ -15,7 +15,8 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://\S+")
 # unescaped "@" is hidden whole.
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*://)\S*@")
 # A query parameter's value (`?api-key=…`, `&key=…`): some services take the key there
-_QUERY_VALUE = re.compile(r"([?&;][^=&;#\s]*=)[^&;#\s]+")
+# (up to a mark that ends the URL's sentence rather than the value: `,`, a quote, a bracket)
+_QUERY_VALUE = re.compile(r"([?&;][^=&;#\s]*=)[^&;#\s,'\")\]]+")
 
 
 def _masked_url(m: re.Match[str]) -> str:

@@ -47,6 +47,7 @@ def test_bad_config_is_one_line_exit_2(tmp_path: Path, body: str, needles: list[
     [
         # the key put where its variable's name goes, or in the URL's query string
         "[llm]\napi_key_env = 'sk-SECRET0123456789'\n",
+        "[llm]\napi_key_env = 'gsk_SECRET8f3a9b2c4d5e6f7a8b9c0d1e'\n",
         "[llm]\nbase_url = 'localhost:8080/v1?api-key=sk-SECRET0123456789'\n",
     ],
 )

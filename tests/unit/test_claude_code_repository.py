@@ -571,12 +571,15 @@ def test_git_run_in_the_start_folder_only_for_the_users_settings_does_not_hold_t
 
 
 def test_commits_in_two_repositories_leave_the_session_where_it_started(tmp_path: Path) -> None:
-    path = _transcript(
-        tmp_path,
-        ("/home/me/work", 'cd api && git commit -m "Fix the build"', COMMITTED),
-        ("/home/me/work", 'cd web && git commit -m "Fix the build"', COMMITTED),
-    )
+    first = ("/home/me/work", 'cd api && git commit -m "Fix the build"', COMMITTED)
+    second = ("/home/me/work", 'cd web && git commit -m "Fix the build"', COMMITTED)
+    path = _transcript(tmp_path, first, second)
     assert _project(path) == "/home/me/work"
+    # a commit in a repository elsewhere as well leaves it so
+    elsewhere = ("/home/me/work", 'cd ../other && git commit -m "Fix the build"', COMMITTED)
+    assert _project(_transcript(tmp_path, *[first, first, second, second, elsewhere])) == (
+        "/home/me/work"
+    )
 
 
 def test_a_session_that_committed_from_a_folder_above_its_start_works_in_that_folder(

@@ -68,6 +68,12 @@ def test_api_key_is_read_from_the_named_variable_only(tmp_path: Path, monkeypatc
     assert "sk-secret" not in s.model_dump_json()
 
 
+def test_no_variable_named_means_no_key(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[llm]\napi_key_env = ''\n")
+    assert load_settings(cfg, env={}).llm_api_key() is None
+
+
 def _numeric_keys(model: type[BaseModel] = Settings, prefix: str = "") -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     for name, info in model.model_fields.items():

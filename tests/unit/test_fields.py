@@ -66,6 +66,7 @@ def test_a_verdict_is_cleaned_before_anyone_sees_it() -> None:
         ),
         ("http://u:p@host/v1?key=sk-abc123#top", "http://***@host/v1?key=***#top"),
         ("a question? key=value", "a question? key=value"),
+        ("(at http://h/v1?key=sk-abc123), then", "(at http://h/v1?key=***), then"),
     ],
 )
 def test_url_credentials_are_masked(text: str, masked: str) -> None:

@@ -312,7 +312,8 @@ class TranscriptSession:
         if not committed:
             return None
         counts = Counter(key(f) for f in committed)
-        if len(counts) > 1 and all(f is not None and repo.is_within(f, start) for f in committed):
+        inside = {key(f) for f in committed if f is not None and repo.is_within(f, start)}
+        if len(inside) > 1:
             return None  # a folder of repositories, several worked in: the session's is that
         # Committed in several folders elsewhere: the one committed in most, the first of those,
         # is where the session worked (a commit in another repository later does not take it)
