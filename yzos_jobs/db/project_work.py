@@ -1,6 +1,6 @@
 """What an import reads of a project's work before it proposes more: the names of the task
-candidates written since the import began that are still waiting to be promoted, under a lock
-that makes imports of one project by several daemons take turns.
+candidates still waiting to be promoted, under a lock that makes imports of one project by
+several daemons take turns.
 
 Without the lock, two daemons importing sessions of one repository at once would each read the
 open tasks before the other's proposals were written, and propose the same work twice under
@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from blake3 import blake3
-from sqlalchemy import func, select, text
+from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import is_postgres
 from yzos_jobs.db.models import EntityCandidate
 
-# Candidates not decided yet: waiting for a promote run or for their session's triage, or claimed
-_WAITING = ("pending", "held", "claimed")
+# Candidates a promote run has not decided yet: waiting for it, or claimed by it
+_WAITING = ("pending", "claimed")
 
 
 def lock_projects(session: Session, keys: Iterable[str]) -> None:
@@ -39,17 +39,10 @@ def project_lock_key(project_key: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def last_candidate_id(session: Session) -> int:
-    """The id of the newest candidate (0 with none): what an import began after."""
-    return int(session.scalar(select(func.max(EntityCandidate.id))) or 0)
-
-
-def waiting_task_names(
-    session: Session, project_paths: Iterable[str], after_id: int, limit: int
-) -> list[str]:
-    """The names of task candidates of these project paths written after `after_id` that no
-    promote run has decided yet, newest first (at most `limit`). Only the newest rows are read,
-    by the primary key, however many older ones wait for triage."""
+def waiting_task_names(session: Session, project_paths: Iterable[str], limit: int) -> list[str]:
+    """The names of task candidates of these project paths waiting for a promote run (or in
+    one), newest first, at most `limit`. Held ones, waiting for their session's triage, are left
+    to the model: they may be many, where these are what promote has not reached yet."""
     paths = sorted(set(project_paths))
     if not paths or limit <= 0:
         return []
@@ -57,7 +50,6 @@ def waiting_task_names(
     rows = session.scalars(
         select(C.raw_text)
         .where(
-            C.id > after_id,
             C.status.in_(_WAITING),
             C.suggested_kind == "task",
             C.project_path.in_(paths),

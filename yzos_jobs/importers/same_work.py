@@ -6,10 +6,10 @@ Close means the similarity of the two names' shingles (`name_shingles`) is at le
 `importers.same_task_similarity`. The open tasks of a project are few (the most recently seen
 `OPEN_TASKS`), so the similarity is computed exactly against each: no sketch is needed at that
 size. They are read again for each batch, with the project locked until the batch is written,
-together with the task candidates written since the import began and not promoted yet (this
-import's earlier batches, and another daemon importing the same repository meanwhile, which so
-proposes its work first or after, never unseen), and the names the batch itself proposes.
-Structure only: with a model, triage's offered open tasks do the semantic merge.
+together with the task candidates no promote run has decided yet (another daemon importing the
+same repository meanwhile so proposes its work first or after, never unseen), after the names
+the import itself proposed. Structure only: with a model, triage's offered open tasks do the
+semantic merge (a candidate held for triage is not read).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from itertools import chain, islice
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.entities import project_key
-from yzos_jobs.db.project_work import last_candidate_id, lock_projects, waiting_task_names
+from yzos_jobs.db.project_work import lock_projects, waiting_task_names
 from yzos_jobs.db.triage_queue import open_tasks
 from yzos_jobs.importers.name_shingles import shingles, similarity
 
@@ -28,37 +28,34 @@ OPEN_TASKS = 500  # open tasks of a project compared with, most recently seen fi
 
 
 class OpenTaskNames:
-    """The open tasks' names per project, as one batch of an import sees them: read from the
-    database for each batch, then grown by the names the batch proposes."""
+    """The open tasks' names per project, as one import sees them: the names the import proposed,
+    then what the database holds, read again for each batch."""
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
         self._known: dict[str, deque[tuple[str, frozenset[str]]]] = {}
+        self._proposed: dict[str, deque[tuple[str, frozenset[str]]]] = {}
         self._shingles: dict[str, frozenset[str]] = {}  # a name read again is not cut again
-        self._began_after: int | None = None  # the newest candidate before the import began
 
     def load(self, db: Session, project_paths: list[str | None]) -> None:
         """Lock the projects of a batch (until the caller's transaction ends) and read what was
-        proposed for them so far, by any importer: the waiting task candidates written since the
-        import began (newest first), then the open tasks (most recently seen first). What an
-        earlier batch proposed is read back (a batch written again forgets what it undid)."""
+        proposed for them so far, newest first: by this import, then the task candidates no
+        promote run has decided yet (another importer's too), then the open tasks."""
         paths: dict[str, list[str]] = {}
         for path in project_paths:
             if path is not None and (key := project_key(path)):
                 paths.setdefault(key, []).append(path)
-        if self._began_after is None:
-            self._began_after = last_candidate_id(db)
-        self._known = {}
         if not paths:
             return
         lock_projects(db, paths)
         for key, of_key in paths.items():
-            waiting = waiting_task_names(db, of_key, self._began_after, OPEN_TASKS)
-            names = chain(waiting, (name for _, name in open_tasks(db, key, OPEN_TASKS)))
-            self._known[key] = deque(
-                ((n, self._shingled(n)) for n in islice(dict.fromkeys(names), OPEN_TASKS)),
-                maxlen=OPEN_TASKS,
+            mine = self._proposed.setdefault(key, deque(maxlen=OPEN_TASKS))
+            theirs = chain(
+                waiting_task_names(db, of_key, OPEN_TASKS),
+                (name for _, name in open_tasks(db, key, OPEN_TASKS)),
             )
+            names = islice(dict.fromkeys(chain((n for n, _ in mine), theirs)), OPEN_TASKS)
+            self._known[key] = deque(((n, self._shingled(n)) for n in names), maxlen=OPEN_TASKS)
 
     def _shingled(self, name: str) -> frozenset[str]:
         if (found := self._shingles.get(name)) is None:
@@ -81,4 +78,5 @@ class OpenTaskNames:
         if best is not None and score >= self.threshold:
             return best
         known.appendleft((name, mine))  # the oldest name goes past OPEN_TASKS
+        self._proposed.setdefault(key, deque(maxlen=OPEN_TASKS)).appendleft((name, mine))
         return None
