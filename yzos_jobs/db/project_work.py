@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from blake3 import blake3
-from sqlalchemy import select, text
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import is_postgres
-from yzos_jobs.db.models import EntityCandidate
+from yzos_jobs.db.models import Entity, EntityCandidate
 
 # Candidates a promote run has not decided yet: waiting for it, or claimed by it
 _WAITING = ("pending", "claimed")
@@ -58,3 +58,25 @@ def waiting_task_names(session: Session, project_paths: Iterable[str], limit: in
         .limit(limit)
     )
     return list(dict.fromkeys(rows))
+
+
+def last_entity_id(session: Session) -> int:
+    """The newest entity's id (0 with none): tasks made after it are read by `tasks_made_after`."""
+    return int(session.scalar(select(func.max(Entity.id))) or 0)
+
+
+def tasks_made_after(session: Session, key: str, after_id: int) -> list[tuple[int, str]]:
+    """(id, name) of the active tasks of the project with this key made after `after_id`, newest
+    first: read by the primary key, so only the entities made since are looked at (a project's
+    open tasks, read whole, are once per import)."""
+    rows = session.execute(
+        select(Entity.id, Entity.display_name)
+        .where(
+            Entity.id > after_id,
+            Entity.kind == "task",
+            Entity.status == "active",
+            Entity.project_key == key,
+        )
+        .order_by(Entity.id.desc())
+    )
+    return [(int(eid), name) for eid, name in rows]

@@ -20,21 +20,30 @@ from itertools import chain, islice
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.entities import project_key
-from yzos_jobs.db.project_work import lock_projects, waiting_task_names
+from yzos_jobs.db.project_work import (
+    last_entity_id,
+    lock_projects,
+    tasks_made_after,
+    waiting_task_names,
+)
 from yzos_jobs.db.triage_queue import open_tasks
 from yzos_jobs.importers.name_shingles import shingles, similarity
 
 OPEN_TASKS = 500  # open tasks of a project compared with, most recently seen first
+READ_AGAIN = 1000  # entities read again before the last read, for ids written out of order
 
 
 class OpenTaskNames:
     """The open tasks' names per project, as one import sees them: the names the import proposed,
-    then what the database holds, read again for each batch."""
+    then what the database holds (its open tasks read once, the tasks made and the candidates
+    waiting read again for each batch)."""
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
         self._known: dict[str, deque[tuple[str, frozenset[str]]]] = {}
         self._proposed: dict[str, deque[tuple[str, frozenset[str]]]] = {}
+        self._tasks: dict[str, deque[str]] = {}  # the project's open tasks, newest first
+        self._read_to = 0  # the newest entity when the open tasks were read
         self._shingles: dict[str, frozenset[str]] = {}  # a name read again is not cut again
 
     def load(self, db: Session, project_paths: list[str | None]) -> None:
@@ -48,14 +57,23 @@ class OpenTaskNames:
         if not paths:
             return
         lock_projects(db, paths)
+        read_to = last_entity_id(db)
         for key, of_key in paths.items():
+            if (tasks := self._tasks.get(key)) is None:
+                names = [name for _, name in open_tasks(db, key, OPEN_TASKS)]
+                tasks = self._tasks[key] = deque(names, maxlen=OPEN_TASKS)
+            else:
+                # read again a margin back: a task another daemon's promote run made with an
+                # earlier id may have been written after the last read
+                since = max(0, self._read_to - READ_AGAIN)
+                new = [n for _, n in tasks_made_after(db, key, since) if n not in tasks]
+                tasks.extendleft(reversed(new))
+
             mine = self._proposed.setdefault(key, deque(maxlen=OPEN_TASKS))
-            theirs = chain(
-                waiting_task_names(db, of_key, OPEN_TASKS),
-                (name for _, name in open_tasks(db, key, OPEN_TASKS)),
-            )
-            names = islice(dict.fromkeys(chain((n for n, _ in mine), theirs)), OPEN_TASKS)
+            waiting = waiting_task_names(db, of_key, OPEN_TASKS)
+            names = islice(dict.fromkeys(chain((n for n, _ in mine), waiting, tasks)), OPEN_TASKS)
             self._known[key] = deque(((n, self._shingled(n)) for n in names), maxlen=OPEN_TASKS)
+        self._read_to = max(self._read_to, read_to)
 
     def _shingled(self, name: str) -> frozenset[str]:
         if (found := self._shingles.get(name)) is None:
