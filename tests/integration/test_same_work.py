@@ -1,6 +1,7 @@
-"""The same work proposed by two importers (two daemons on one database) is one task: each batch
-reads the project's open tasks and its task candidates not promoted yet, with the project locked
-until the batch is written."""
+"""The same work proposed by two importers (two daemons on one PostgreSQL database) is one task:
+each batch reads the project's tasks made since and its task candidates not promoted yet, with
+the project locked until the batch is written. (SQLite, the embedded default, has one daemon:
+an import reads a project's open tasks once.)"""
 
 from __future__ import annotations
 
@@ -9,12 +10,13 @@ from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from tests.support.corpus import REAL
-from tests.support.jobs import add_candidates, make_ctx
+from tests.support.jobs import add_candidates, entities, make_ctx
 from yzos_jobs.config import load_settings
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.project_work import lock_projects, project_lock_key
 from yzos_jobs.importers.same_work import OPEN_TASKS, OpenTaskNames
+from yzos_jobs.maintain.jobs import run_entity_promote
 
 REPO = "/home/ana/work/roles"
 ASKED = "Añadir funcionalidad de aprobación de roles para admins"
@@ -29,8 +31,8 @@ def _waiting(*names: str) -> list[dict[str, str]]:
     ]
 
 
-def test_work_another_importer_proposed_meanwhile_is_the_same_task(db_url: str) -> None:
-    ctx = make_ctx(db_url)
+def test_work_another_importer_proposed_meanwhile_is_the_same_task(pg_url: str) -> None:
+    ctx = make_ctx(pg_url)
     other_daemon = OpenTaskNames(THRESHOLD)
     with transaction(ctx.sessions) as s:  # its batch before: nothing open in the project yet
         other_daemon.load(s, [REPO])
@@ -46,10 +48,24 @@ def test_work_another_importer_proposed_meanwhile_is_the_same_task(db_url: str) 
         assert other_daemon.same_work(REPO, "Set up the CI workflows") == "Set up the CI workflow"
 
 
+def test_a_task_another_importer_made_meanwhile_is_the_same_work(pg_url: str) -> None:
+    ctx = make_ctx(pg_url)
+    other_daemon = OpenTaskNames(THRESHOLD)
+    with transaction(ctx.sessions) as s:  # its first batch read the project: nothing open
+        other_daemon.load(s, [REPO])
+    # meanwhile this daemon proposed the work and its promote run made the task
+    add_candidates(ctx, *_waiting(ASKED))
+    run_entity_promote(ctx)
+    assert [e.display_name for e in entities(ctx) if e.kind == "task"] == [ASKED]
+    with transaction(ctx.sessions) as s:
+        other_daemon.load(s, [REPO])
+        assert other_daemon.same_work(REPO, ASKED_AGAIN) == ASKED
+
+
 def test_the_newest_proposals_are_compared_with_first_when_there_are_too_many(
-    db_url: str,
+    pg_url: str,
 ) -> None:
-    ctx = make_ctx(db_url)
+    ctx = make_ctx(pg_url)
     names = OpenTaskNames(THRESHOLD)
     with transaction(ctx.sessions) as s:
         names.load(s, [REPO])

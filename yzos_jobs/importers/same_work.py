@@ -4,12 +4,13 @@ it sights the task instead of making a new one).
 
 Close means the similarity of the two names' shingles (`name_shingles`) is at least
 `importers.same_task_similarity`. The open tasks of a project are few (the most recently seen
-`OPEN_TASKS`), so the similarity is computed exactly against each: no sketch is needed at that
-size. They are read again for each batch, with the project locked until the batch is written,
-together with the task candidates no promote run has decided yet (another daemon importing the
-same repository meanwhile so proposes its work first or after, never unseen), after the names
-the import itself proposed. Structure only: with a model, triage's offered open tasks do the
-semantic merge (a candidate held for triage is not read).
+`OPEN_TASKS`, read once per import), so the similarity is computed exactly against each: no
+sketch is needed at that size; the names the import itself proposed come first. On PostgreSQL,
+where several daemons share the database, each batch also locks its projects until it is
+written and reads again the tasks made since and the task candidates no promote run has decided
+yet: another daemon importing the same repository meanwhile so proposes its work first or after,
+never unseen. Structure only: with a model, triage's offered open tasks do the semantic merge (a
+candidate held for triage is not read).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from itertools import chain, islice
 
 from sqlalchemy.orm import Session
 
+from yzos_jobs.db.dialect import is_postgres
 from yzos_jobs.db.entities import project_key
 from yzos_jobs.db.project_work import (
     last_entity_id,
@@ -54,6 +56,9 @@ class OpenTaskNames:
         for path in project_paths:
             if path is not None and (key := project_key(path)):
                 paths.setdefault(key, []).append(path)
+        if not is_postgres(db):
+            # one writer at a time, and one daemon: what it read and proposed is all there is
+            paths = {key: of_key for key, of_key in paths.items() if key not in self._tasks}
         if not paths:
             return
         lock_projects(db, paths)
