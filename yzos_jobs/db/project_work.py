@@ -10,9 +10,10 @@ names close enough to be one task (`importers/same_work.py`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from blake3 import blake3
-from sqlalchemy import func, select, text
+from sqlalchemy import func, literal, select, text, union_all
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import is_postgres
@@ -39,44 +40,46 @@ def project_lock_key(project_key: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-def waiting_task_names(session: Session, project_paths: Iterable[str], limit: int) -> list[str]:
-    """The names of task candidates of these project paths waiting for a promote run (or in
-    one), newest first, at most `limit`. Held ones, waiting for their session's triage, are left
-    to the model: they may be many, where these are what promote has not reached yet."""
-    paths = sorted(set(project_paths))
-    if not paths or limit <= 0:
-        return []
-    C = EntityCandidate
-    rows = session.scalars(
-        select(C.raw_text)
+@dataclass(frozen=True)
+class ProjectWork:
+    """What a batch reads of a project: the names of task candidates waiting for a promote run
+    (or in one), newest first; the active tasks made after the id it was given, newest first;
+    and the newest entity's id, where the next read starts."""
+
+    waiting: list[str]
+    made: list[str]
+    last_entity_id: int
+
+
+def project_work(
+    session: Session, key: str, project_paths: Iterable[str], after_id: int, limit: int
+) -> ProjectWork:
+    """One statement (a batch's reads cost one round trip per project): the waiting candidates
+    of these paths (at most `limit`; held ones, waiting for their session's triage, are left to
+    the model: they may be many) and the tasks of the project with `key` made after `after_id`,
+    read by the primary key, so only the entities made since are looked at."""
+    C, E = EntityCandidate, Entity
+    waiting = (
+        select(literal(0).label("part"), C.id.label("id"), C.raw_text.label("name"))
         .where(
             C.status.in_(_WAITING),
             C.suggested_kind == "task",
-            C.project_path.in_(paths),
+            C.project_path.in_(sorted(set(project_paths))),
         )
         .order_by(C.id.desc())
         .limit(limit)
+        .subquery()
     )
-    return list(dict.fromkeys(rows))
-
-
-def last_entity_id(session: Session) -> int:
-    """The newest entity's id (0 with none): tasks made after it are read by `tasks_made_after`."""
-    return int(session.scalar(select(func.max(Entity.id))) or 0)
-
-
-def tasks_made_after(session: Session, key: str, after_id: int) -> list[tuple[int, str]]:
-    """(id, name) of the active tasks of the project with this key made after `after_id`, newest
-    first: read by the primary key, so only the entities made since are looked at (a project's
-    open tasks, read whole, are once per import)."""
-    rows = session.execute(
-        select(Entity.id, Entity.display_name)
-        .where(
-            Entity.id > after_id,
-            Entity.kind == "task",
-            Entity.status == "active",
-            Entity.project_key == key,
-        )
-        .order_by(Entity.id.desc())
+    made = select(literal(1), E.id, E.display_name).where(
+        E.id > after_id, E.kind == "task", E.status == "active", E.project_key == key
     )
-    return [(int(eid), name) for eid, name in rows]
+    newest = select(literal(2), func.coalesce(func.max(E.id), 0), literal(""))
+    rows = session.execute(union_all(select(waiting), made, newest)).all()
+    by_part: dict[int, list[tuple[int, str]]] = {0: [], 1: [], 2: []}
+    for part, eid, name in rows:
+        by_part[int(part)].append((int(eid), str(name)))
+    return ProjectWork(
+        waiting=list(dict.fromkeys(n for _, n in sorted(by_part[0], reverse=True))),
+        made=[n for _, n in sorted(by_part[1], reverse=True)],
+        last_entity_id=by_part[2][0][0],
+    )

@@ -22,17 +22,13 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import is_postgres
 from yzos_jobs.db.entities import project_key
-from yzos_jobs.db.project_work import (
-    last_entity_id,
-    lock_projects,
-    tasks_made_after,
-    waiting_task_names,
-)
+from yzos_jobs.db.project_work import lock_projects, project_work
 from yzos_jobs.db.triage_queue import open_tasks
 from yzos_jobs.importers.name_shingles import shingles, similarity
 
 OPEN_TASKS = 500  # open tasks of a project compared with, most recently seen first
-READ_AGAIN = 1000  # entities read again before the last read, for ids written out of order
+READ_AGAIN = 100  # entities read again before the last read, for ids written out of order
+NO_ENTITY_AFTER = 2**62  # an id past every entity: no task made after it is read
 
 
 class OpenTaskNames:
@@ -62,23 +58,26 @@ class OpenTaskNames:
         if not paths:
             return
         lock_projects(db, paths)
-        read_to = last_entity_id(db)
+        read_to = self._read_to
         for key, of_key in paths.items():
-            if (tasks := self._tasks.get(key)) is None:
-                names = [name for _, name in open_tasks(db, key, OPEN_TASKS)]
+            tasks = self._tasks.get(key)
+            if tasks is None:  # first read: the open tasks, most recently seen first
+                names = (name for _, name in open_tasks(db, key, OPEN_TASKS))
                 tasks = self._tasks[key] = deque(names, maxlen=OPEN_TASKS)
+                after = NO_ENTITY_AFTER
             else:
-                # read again a margin back: a task another daemon's promote run made with an
-                # earlier id may have been written after the last read
-                since = max(0, self._read_to - READ_AGAIN)
-                new = [n for _, n in tasks_made_after(db, key, since) if n not in tasks]
+                # a margin back: a task made with an earlier id may have been written after the
+                # last read (its candidates were waiting then, and were read as such)
+                after = max(0, self._read_to - READ_AGAIN)
+            if is_postgres(db):
+                work = project_work(db, key, of_key, after, OPEN_TASKS)
+                read_to = max(read_to, work.last_entity_id)
+                new = [n for n in dict.fromkeys([*work.waiting, *work.made]) if n not in tasks]
                 tasks.extendleft(reversed(new))
-
             mine = self._proposed.setdefault(key, deque(maxlen=OPEN_TASKS))
-            waiting = waiting_task_names(db, of_key, OPEN_TASKS)
-            names = islice(dict.fromkeys(chain((n for n, _ in mine), waiting, tasks)), OPEN_TASKS)
+            names = islice(dict.fromkeys(chain((n for n, _ in mine), tasks)), OPEN_TASKS)
             self._known[key] = deque(((n, self._shingled(n)) for n in names), maxlen=OPEN_TASKS)
-        self._read_to = max(self._read_to, read_to)
+        self._read_to = read_to
 
     def _shingled(self, name: str) -> frozenset[str]:
         if (found := self._shingles.get(name)) is None:
