@@ -49,10 +49,17 @@ class ProjectWork:
     waiting: list[str]
     made: list[str]
     last_entity_id: int
+    open: list[str]  # where asked for: the project's active tasks, most recently seen first
 
 
 def project_work(
-    session: Session, key: str, project_paths: Iterable[str], after_id: int, limit: int
+    session: Session,
+    key: str,
+    project_paths: Iterable[str],
+    after_id: int,
+    limit: int,
+    *,
+    open_tasks: bool = False,
 ) -> ProjectWork:
     """One statement (a batch's reads cost one round trip per project): the waiting candidates
     of these paths (at most `limit`; held ones, waiting for their session's triage, are left to
@@ -74,12 +81,25 @@ def project_work(
         E.id > after_id, E.kind == "task", E.status == "active", E.project_key == key
     )
     newest = select(literal(2), func.coalesce(func.max(E.id), 0), literal(""))
-    rows = session.execute(union_all(select(waiting), made, newest)).all()
-    by_part: dict[int, list[tuple[int, str]]] = {0: [], 1: [], 2: []}
+    parts = [select(waiting), made, newest]
+    if open_tasks:
+        # ranked by when each was last seen: the rank stands in the id's place
+        rank = func.row_number().over(order_by=(E.last_seen_at.desc().nulls_last(), E.id.desc()))
+        active = (
+            select(literal(3).label("part"), rank.label("id"), E.display_name.label("name"))
+            .where(E.kind == "task", E.status == "active", E.project_key == key)
+            .order_by(E.last_seen_at.desc().nulls_last(), E.id.desc())
+            .limit(limit)
+            .subquery()
+        )
+        parts.append(select(active))
+    rows = session.execute(union_all(*parts)).all()
+    by_part: dict[int, list[tuple[int, str]]] = {0: [], 1: [], 2: [], 3: []}
     for part, eid, name in rows:
         by_part[int(part)].append((int(eid), str(name)))
     return ProjectWork(
         waiting=list(dict.fromkeys(n for _, n in sorted(by_part[0], reverse=True))),
         made=[n for _, n in sorted(by_part[1], reverse=True)],
         last_entity_id=by_part[2][0][0],
+        open=[n for _, n in sorted(by_part[3])],
     )

@@ -59,19 +59,20 @@ class OpenTaskNames:
             return
         lock_projects(db, paths)
         read_to = self._read_to
+        postgres = is_postgres(db)
         for key, of_key in paths.items():
-            tasks = self._tasks.get(key)
-            if tasks is None:  # first read: the open tasks, most recently seen first
-                names = (name for _, name in open_tasks(db, key, OPEN_TASKS))
-                tasks = self._tasks[key] = deque(names, maxlen=OPEN_TASKS)
-                after = NO_ENTITY_AFTER
+            first = key not in self._tasks
+            tasks = self._tasks.setdefault(key, deque(maxlen=OPEN_TASKS))
+            if not postgres:  # the open tasks, most recently seen first, once
+                tasks.extend(name for _, name in open_tasks(db, key, OPEN_TASKS))
             else:
-                # a margin back: a task made with an earlier id may have been written after the
-                # last read (its candidates were waiting then, and were read as such)
-                after = max(0, self._read_to - READ_AGAIN)
-            if is_postgres(db):
-                work = project_work(db, key, of_key, after, OPEN_TASKS)
+                # the open tasks the first time; then the tasks made since, a margin back (one
+                # made with an earlier id may have been written after the last read: its
+                # candidates were waiting then, and were read as such)
+                after = NO_ENTITY_AFTER if first else max(0, self._read_to - READ_AGAIN)
+                work = project_work(db, key, of_key, after, OPEN_TASKS, open_tasks=first)
                 read_to = max(read_to, work.last_entity_id)
+                tasks.extend(work.open)
                 new = [n for n in dict.fromkeys([*work.waiting, *work.made]) if n not in tasks]
                 tasks.extendleft(reversed(new))
             mine = self._proposed.setdefault(key, deque(maxlen=OPEN_TASKS))
