@@ -62,26 +62,22 @@ def project_work(
     open_tasks: bool = False,
 ) -> ProjectWork:
     """One statement (a batch's reads cost one round trip per project): the waiting candidates
-    of these paths (at most `limit`; held ones, waiting for their session's triage, are left to
+    of these paths (the newest `limit`; held ones, waiting for their session's triage, are left to
     the model: they may be many) and the tasks of the project with `key` made after `after_id`,
     read by the primary key, so only the entities made since are looked at."""
     C, E = EntityCandidate, Entity
-    waiting = (
-        select(literal(0).label("part"), C.id.label("id"), C.raw_text.label("name"))
-        .where(
-            C.status.in_(_WAITING),
-            C.suggested_kind == "task",
-            C.project_path.in_(sorted(set(project_paths))),
-        )
-        .order_by(C.id.desc())
-        .limit(limit)
-        .subquery()
+    # Through the (status, id) index: the few candidates promote has not reached. Ordered by id
+    # with a limit, PostgreSQL would walk every candidate newest first looking for them.
+    waiting = select(literal(0).label("part"), C.id.label("id"), C.raw_text.label("name")).where(
+        C.status.in_(_WAITING),
+        C.suggested_kind == "task",
+        C.project_path.in_(sorted(set(project_paths))),
     )
     made = select(literal(1), E.id, E.display_name).where(
         E.id > after_id, E.kind == "task", E.status == "active", E.project_key == key
     )
     newest = select(literal(2), func.coalesce(func.max(E.id), 0), literal(""))
-    parts = [select(waiting), made, newest]
+    parts = [waiting, made, newest]
     if open_tasks:
         # ranked by when each was last seen: the rank stands in the id's place
         rank = func.row_number().over(order_by=(E.last_seen_at.desc().nulls_last(), E.id.desc()))
@@ -98,7 +94,7 @@ def project_work(
     for part, eid, name in rows:
         by_part[int(part)].append((int(eid), str(name)))
     return ProjectWork(
-        waiting=list(dict.fromkeys(n for _, n in sorted(by_part[0], reverse=True))),
+        waiting=list(dict.fromkeys(n for _, n in sorted(by_part[0], reverse=True)))[:limit],
         made=[n for _, n in sorted(by_part[1], reverse=True)],
         last_entity_id=by_part[2][0][0],
         open=[n for _, n in sorted(by_part[3])],
