@@ -1,6 +1,6 @@
-"""What an import reads of a project's work before it proposes more: the names of the task
-candidates still waiting to be promoted, under a lock that makes imports of one project by
-several daemons take turns.
+"""What an import on PostgreSQL reads of a project's work before it proposes more: the names of
+the task candidates still waiting to be promoted and of the tasks made since its last read,
+under a lock that makes imports of one project by several daemons take turns.
 
 Without the lock, two daemons importing sessions of one repository at once would each read the
 open tasks before the other's proposals were written, and propose the same work twice under

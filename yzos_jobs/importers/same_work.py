@@ -52,14 +52,14 @@ class OpenTaskNames:
         for path in project_paths:
             if path is not None and (key := project_key(path)):
                 paths.setdefault(key, []).append(path)
-        if not is_postgres(db):
+        postgres = is_postgres(db)
+        if not postgres:
             # one writer at a time, and one daemon: what it read and proposed is all there is
             paths = {key: of_key for key, of_key in paths.items() if key not in self._tasks}
         if not paths:
             return
         lock_projects(db, paths)
         read_to = self._read_to
-        postgres = is_postgres(db)
         for key, of_key in paths.items():
             first = key not in self._tasks
             tasks = self._tasks.setdefault(key, deque(maxlen=OPEN_TASKS))
@@ -92,7 +92,7 @@ class OpenTaskNames:
         if not key or self.threshold > 1:
             return None
         known = self._known.setdefault(key, deque(maxlen=OPEN_TASKS))
-        mine = shingles(name)
+        mine = self._shingled(name)
         best, score = None, 0.0
         for other, theirs in known:
             s = similarity(mine, theirs)
