@@ -440,6 +440,18 @@ def test_a_worktree_in_a_folder_of_worktrees_named_after_its_branch_is_the_repos
         ("/r/app/.github/workflows/ci.yml", "/r/app/web", []),
         ("/home/ann/.gitignore", "/home/ann/app", []),  # the home directory is no repository
         ("C:\\dev\\app\\.gitignore", "C:\\dev\\app\\web", [("C:\\dev\\app", False)]),
+        # Claude Code's memory of the repository, kept under its root's path
+        (
+            "/home/ann/.claude/projects/-r-my-app/memory/MEMORY.md",
+            "/r/my_app/web",
+            [("/r/my_app", True)],
+        ),
+        (
+            "C:\\Users\\ann\\.claude\\projects\\S--Repos-Db\\memory\\MEMORY.md",
+            "S:\\Repos\\Db\\MES",
+            [("S:\\Repos\\Db", True)],
+        ),
+        ("~/.claude/projects/-r-other/memory/x.md", "/r/my_app/web", []),  # another's memory
     ],
 )
 def test_where_a_repository_root_shows(text: str, cwd: str, marks: list[tuple[str, bool]]) -> None:
@@ -453,6 +465,17 @@ def test_a_subfolder_moves_only_a_session_started_in_a_repository(tmp_path: Path
     # the start folder's own `.git` shows: it is the root
     own = ("/home/me/shop/web", "ls /home/me/shop/web/.git/", "HEAD")
     assert _project(_transcript(tmp_path, step, own, branch="main")) == "/home/me/shop/web"
+
+
+def test_a_subfolder_whose_repository_claude_code_keeps_memory_for_is_the_repository(
+    tmp_path: Path,
+) -> None:
+    # cwd `MES` of the repository `Db`: Claude Code wrote the repository's memory, kept under
+    # the root's path, not the subfolder's
+    memory = "/home/me/.claude/projects/-home-me-Db/memory/MEMORY.md"
+    step = ("/home/me/Db/MES", f"cat {memory}", "# Project memory")
+    assert _project(_transcript(tmp_path, step, branch="develop")) == "/home/me/Db"
+    assert _project(_transcript(tmp_path, step)) == "/home/me/Db/MES"  # no repository found
 
 
 @pytest.mark.parametrize(
@@ -839,6 +862,9 @@ def test_a_session_that_worked_nowhere_is_about_the_one_folder_its_requests_name
         ("save it to /tmp/out/x or ~/.config/tool/y", "/home/me", []),  # scratch and hidden folders
         ("run /home/me/app/main.py", "/home/me", []),  # a file, not a folder
         ("open /usr/lib/python3/dist-packages/six", "/home/me", []),  # a library's
+        # pasted script text on Windows: a regular expression, not a folder of that machine
+        ("fix: md.replace(/ERR_BLOCKED_BY_CLIENT/g, '')", "C:\\Users\\ann\\Documents", []),
+        ("look in /c/work/app", "C:\\Users\\ann", ["C:\\work\\app"]),  # Git Bash's drive
     ],
 )
 def test_the_folders_a_request_names(text: str, cwd: str, named: list[str]) -> None:

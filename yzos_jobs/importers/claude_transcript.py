@@ -210,8 +210,8 @@ class Fact:
     origin: str | None = None  # the name of the repository a `git remote add origin` set (git_in)
     # A reading or searching tool's call, or a shell command, from a home directory
     looked: Look | None = None
-    # A folder at or above the record's cwd whose `.git` (True) or `.gitignore` (False) a tool's
-    # call or result shows: where the repository's root may be.
+    # A folder at or above the record's cwd whose `.git` or Claude Code's memory folder (True),
+    # or `.gitignore` (False) a tool's call or result shows: where the repository's root may be.
     root_mark: tuple[str, bool] | None = None
     # A request read from the queue's records alone: the record that hands the prompt over, if
     # the file has one after it, is the request instead.
@@ -521,7 +521,7 @@ class TranscriptReader:
         return [replace(base, event=Request(line, text, title_of(text, plan)))]
 
     def _root_marks(self, base: Fact, text: str) -> list[Fact]:
-        if not base.cwd or ".git" not in text:
+        if not base.cwd or (".git" not in text and "memory" not in text):
             return []
         return [
             Fact(base.uuid, base.session_id, None, None, None, root_mark=mark)

@@ -326,13 +326,32 @@ def _marked_folders(cwd: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(found)
 
 
+# Claude Code keeps a repository's memory in `~/.claude/projects/<folder>/memory/`, `<folder>`
+# being the path of the repository's root (its git root; a worktree's main repository) with each
+# character but an ASCII letter or digit written `-`.
+_NOT_KEPT_IN_NAME = re.compile(r"[^A-Za-z0-9]")
+_MEMORY_FOLDER = re.compile(r"[\\/]projects[\\/]([A-Za-z0-9-]+)[\\/]memory\b")
+
+
+def memory_folder_name(folder: str) -> str:
+    """The name of the folder Claude Code keeps the memory of a repository rooted at `folder`
+    in."""
+    return _NOT_KEPT_IN_NAME.sub("-", folder)
+
+
 def root_marks(text: str, cwd: str) -> list[tuple[str, bool]]:
     """(folder, whether its `.git` shows) for `cwd` and each folder above it whose `.git` or
-    `.gitignore` the text shows by absolute path: where a repository's root may be. A `.git`
+    `.gitignore` the text shows by absolute path, or whose memory folder Claude Code keeps (as
+    the repository's root: as its `.git` would): where a repository's root may be. A `.git`
     path of a submodule or a worktree (`.git/modules/`, `.git/worktrees/`) marks nothing."""
-    if ".git" not in text or not is_absolute(cwd):
+    if not is_absolute(cwd):
         return []
     marks = []
+    if "memory" in text:
+        kept = {m.group(1) for m in _MEMORY_FOLDER.finditer(text)}
+        marks += [(f, True) for f, _ in _marked_folders(cwd) if memory_folder_name(f) in kept]
+    if ".git" not in text:
+        return marks
     for folder, spellings in _marked_folders(cwd):
         for prefix in spellings:
             at = text.find(prefix + ".git")
@@ -543,11 +562,14 @@ def paths_typed(text: str, cwd: str) -> list[str]:
 
 def folders_named(text: str, cwd: str) -> list[str]:
     """The folders a request names by an absolute (or `~`) path: a path whose last name has no
-    extension, that could be a project's (`could_be_project`)."""
+    extension, that could be a project's (`could_be_project`), on the machine the session ran
+    on: a POSIX path in a request typed on Windows (Git Bash's `/c/…` aside) is text pasted
+    from elsewhere, such as a script's regular expression (`.replace(/ERR_BLOCKED/g, '')`)."""
+    windows = is_windows(cwd)
     return [
         path
         for path in paths_typed(text, cwd)
-        if could_be_project(path) and "." not in segments(path)[-1]
+        if could_be_project(path) and "." not in segments(path)[-1] and is_windows(path) == windows
     ]
 
 
