@@ -406,6 +406,25 @@ def test_a_request_opening_with_a_greeting_is_named_by_its_next_line() -> None:
     assert Request(1, "hi!\nwhat does the retry loop do?", "").question
 
 
+TEAMROOM = "claude-code/W--code-skissify/b6963175-1890-42ed-9769-28100d137f0b.jsonl"
+
+
+def test_a_request_framed_in_a_drawn_banner_is_named_by_the_banners_words() -> None:
+    # a machine-written prompt opening with a box drawn in box-drawing characters (`╔═══╗`,
+    # `║ TEAMROOM SESSION - CODING ║`, `╚═══╝`), then the topic; the session edited files
+    [session] = claude(TEAMROOM)
+    [request] = [e for e in session.events if isinstance(e, Request)]
+    assert request.text.startswith("\u2554\u2550")
+    assert request.title == "TEAMROOM SESSION - CODING"
+    [task] = session.tasks()
+    assert task.title == request.title
+    # a rule or a comment's opening above the words is drawn too; a request of drawn lines
+    # alone is named by its first
+    assert naming_line("-----\n\nadd the export button") == "add the export button"
+    assert title_of("/**\n * retry the upload three times\n */") == "retry the upload three times"
+    assert naming_line("...") == "..."
+
+
 TRACES = (
     "claude-code/-Users-jessitron-code-jessitron-race/c1fe70c7-776f-453b-bda9-d59c477f41d9.jsonl"
 )

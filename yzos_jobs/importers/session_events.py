@@ -44,10 +44,24 @@ def word_units(text: str) -> int:
 _GREETING = re.compile(r"^\S+[!,！，、]$")
 
 
+# A frame drawn around a banner's words (`╔═══╗`, `║ TEAM SESSION ║`, `┌──┐`): box-drawing and
+# block characters.
+_FRAME = "".join(chr(c) for c in range(0x2500, 0x25A0)) + " \t"
+
+
+def _drawn(line: str) -> bool:
+    """A line drawn rather than written: no letter or digit (`=====`, `╔═══╗`, `---`, `/**`)."""
+    return not any(c.isalnum() for c in line)
+
+
 def naming_line(text: str) -> str:
-    """The line of a request that names it: its first non-empty line, or the one after it where
-    the first is only a greeting."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()][:2]
+    """The line of a request that names it: its first non-empty line (the words of a banner
+    drawn around it, past the lines drawn above them: a rule, a frame's top), or the one after
+    it where the first is only a greeting. A request with nothing but drawn lines is named by
+    its first."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    written = [framed for line in lines if (framed := line.strip(_FRAME)) and not _drawn(framed)]
+    lines = written[:2] or lines[:1]
     if len(lines) == 2 and _GREETING.match(lines[0]):
         return lines[1]
     return lines[0] if lines else ""
