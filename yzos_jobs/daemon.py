@@ -4,8 +4,9 @@ entity_promote, entity_purge_v06, import_sources (what [sources] names) and the 
 Correctness across daemons lives in the database, never here: candidates are claimed with leases,
 each purge slot is one job_runs row. This process only decides when to try.
 
-SIGTERM/SIGINT: stop claiming, finish (or hand back) the batch in hand, exit 0. A second signal
-exits at once; the leases of whatever was in hand expire and another daemon takes it over.
+SIGTERM/SIGINT, and SIGHUP (the terminal it was started from closed): stop claiming, finish (or
+hand back) the batch in hand, exit 0. A second signal exits at once; the leases of whatever was
+in hand expire and another daemon takes it over.
 
 The signal handler only notes the signal; the main thread, woken by Python's wakeup pipe, does the
 stopping: a handler runs between any two steps of the code it interrupts, and stopping the
@@ -43,6 +44,9 @@ from yzos_jobs.operations import Operations
 log = get_logger(__name__)
 
 PRUNE_EVERY = timedelta(days=1)
+# The signals that ask the daemon to stop. SIGHUP's default ends the process on the spot, with
+# its job runs left `running` and its candidates claimed until their leases end.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # How often the main thread looks at whether it was asked to stop, should a wakeup be missed.
 WAKE_CHECK_S = 1.0
 
@@ -214,7 +218,7 @@ class Daemon:
         wake, woken = os.pipe()
         os.set_blocking(wake, False)
         os.set_blocking(woken, False)
-        handlers = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+        handlers = {s: signal.getsignal(s) for s in STOP_SIGNALS}
         try:
             signal.set_wakeup_fd(woken)
             for signum in handlers:

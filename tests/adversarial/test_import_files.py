@@ -5,6 +5,7 @@ imported."""
 
 from __future__ import annotations
 
+import json
 import os
 import plistlib
 import resource
@@ -25,7 +26,7 @@ from tests.adversarial.importing import (
     run_import,
     where,
 )
-from tests.support.cli import run_cli
+from tests.support.cli import cli_env, run_cli
 from tests.support.jobs import make_ctx
 from yzos_jobs.db.models import AppMetadataRow
 from yzos_jobs.importers.reading import MAX_LINE_BYTES
@@ -240,6 +241,47 @@ def test_unreadable_file_and_directory_are_one_line_each_and_the_rest_imported(
     texts = requests_seen(db_url)
     assert "import the readable one" in texts
     assert "never read" not in texts and "never listed" not in texts
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="setpriv")
+def test_a_source_folder_that_cannot_be_entered_costs_only_itself(
+    db_url: str, tmp_path: Path
+) -> None:
+    # the daemon's sources: aider histories below ~/Code, where a database's data folder
+    # (mode 700, another owner's) cannot be entered; a JSONL file below such a folder; and a
+    # JSONL folder that can be read
+    code = tmp_path / "Code"
+    (code / "app").mkdir(parents=True)
+    locked = code / "app" / "pgdata"
+    locked.mkdir()
+    closed = tmp_path / "closed"
+    closed.mkdir()
+    (closed / "x.jsonl").write_text(jsonl_line("r0", "never read"))
+    observer = tmp_path / "observer"
+    observer.mkdir()
+    (observer / "out.jsonl").write_text(jsonl_line("r1", "Import the readable one"))
+    config = tmp_path / "config.toml"
+    config.write_text(
+        "[sources]\nclaude_code = []\napps = false\n"
+        f"aider = [{str(code)!r}]\njsonl = [{str(closed / 'x.jsonl')!r}, {str(observer)!r}]\n"
+    )
+    env = cli_env(db_url, YZOS_CONFIG=str(config), YZOS_RUNTIME_DIR=str(tmp_path / "run"))
+    locked.chmod(0)
+    closed.chmod(0)
+    try:
+        ran = run_cli(
+            "once", "import_sources", env=env, cwd=tmp_path, prefix=_without_root_powers()
+        )
+    finally:
+        locked.chmod(0o755)
+        closed.chmod(0o755)
+    assert ran.returncode == 0, ran.stderr
+    assert "Traceback" not in ran.stderr
+    skipped = [
+        json.loads(line) for line in ran.stderr.splitlines() if "source file skipped" in line
+    ]
+    assert sorted(line["path"] for line in skipped) == [str(locked), str(closed / "x.jsonl")]
+    assert "Import the readable one" in candidate_texts(db_url)
 
 
 # --- malformed app metadata -------------------------------------------------------------------

@@ -123,14 +123,18 @@ def test_kill_9_one_daemon_the_other_finishes_everything(pg_url: str, tmp_path: 
     assert all(e.sighting_count == 1 for e in entities(ctx))
 
 
-def test_sigterm_exits_0_and_leaves_nothing_claimed(pg_url: str, tmp_path: Path) -> None:
+# SIGHUP: the terminal the daemon was started from closed
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_exits_0_and_leaves_nothing_claimed(
+    pg_url: str, tmp_path: Path, stop_signal: signal.Signals
+) -> None:
     ctx = make_ctx(pg_url)
     add_candidates(ctx, *({"raw_text": f"Task {i}"} for i in range(200)))
     with OpenAIDouble(_echo, latency_s=0.3) as llm:
         cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=10)
         daemon = start_daemon(pg_url, cfg)
         wait_for(lambda: llm.calls >= 1, 120, "a batch in hand")
-        daemon.send_signal(signal.SIGTERM)  # once: a second signal means "exit now"
+        daemon.send_signal(stop_signal)  # once: a second signal means "exit now"
         code = daemon.wait(timeout=120)
     err = daemon.stderr
     assert code == 0, err[-3000:]

@@ -5,16 +5,19 @@ a configured path that does not exist is counted, not an error."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
+from structlog.testing import capture_logs
 
 from tests.support.cli import cli_env, run_cli
 from tests.support.jobs import make_ctx
 from yzos_jobs.db.models import AppMetadataRow
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.sources import feed
 from yzos_jobs.sources.feed import run_import_sources
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -129,3 +132,21 @@ def test_import_claude_code_with_no_directory_reads_where_claude_code_keeps_them
     empty.pop("CLAUDE_CONFIG_DIR", None)
     missing = run_cli("import", "claude-code", env=empty, cwd=tmp_path)
     assert missing.returncode != 0 and ".claude/projects" in missing.stderr
+
+
+def test_a_source_path_that_cannot_be_read_is_logged_once_not_every_run(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a FIFO among an observer's files stays one from run to run: its line is logged the first
+    # time, and the daemon's log is not filled with it at every interval
+    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setattr(feed, "_reported", set())
+    folder = tmp_path / "observer"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.jsonl")
+    ctx = make_ctx(db_url, sources={"claude_code": [], "apps": False, "jsonl": [str(folder)]})
+    with capture_logs() as logged:
+        run_import_sources(ctx)
+        run_import_sources(ctx)
+    skipped = [e for e in logged if e["event"] == "source file skipped"]
+    assert [e["path"] for e in skipped] == [str(folder / "pipe.jsonl")]

@@ -16,7 +16,8 @@ from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.daemons import stop, wait_for, write_config
 from tests.support.jobs import make_ctx
 from tests.support.tables import row_counts
-from yzos_jobs.db.models import ActivitySession, ImporterSeen, JobRun
+from yzos_jobs.db.models import ActivitySession, EntityCandidate, ImporterSeen, JobRun
+from yzos_jobs.importers.jsonl import BATCH
 
 pytestmark = pytest.mark.slow
 
@@ -170,3 +171,52 @@ def test_two_daemons_on_one_host_import_each_file_once(pg_url: str, tmp_path: Pa
     together = {k: v for k, v in row_counts(ctx.sessions).items() if k in COUNTED}
     assert together == expected
     assert expected["activity_sessions"] >= 5
+
+
+def _candidates(ctx) -> tuple[int, int]:
+    """(candidates, distinct names among them)."""
+    with ctx.sessions() as s:
+        return (
+            int(s.scalar(select(func.count()).select_from(EntityCandidate)) or 0),
+            int(s.scalar(select(func.count(func.distinct(EntityCandidate.raw_text)))) or 0),
+        )
+
+
+def test_sigterm_stops_a_long_import_after_the_batch_in_hand(db_url: str, tmp_path: Path) -> None:
+    # an observer's file of many records: asked to stop, the daemon writes the batch it is on
+    # and exits; the next run reads on from there, and every record is imported once
+    records = 100 * BATCH
+    feed = tmp_path / "observer.jsonl"
+    feed.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "record_id": f"r{i}",
+                    "session_id": f"s{i // 1000}",
+                    "type": "candidate",
+                    "raw_text": f"Ticket {i}",
+                    "suggested_kind": "task",
+                }
+            )
+            + "\n"
+            for i in range(records)
+        )
+    )
+    config = write_config(
+        tmp_path / "c.toml",
+        None,
+        sources={"claude_code": [], "jsonl": [str(feed)], "apps": False, "interval_s": 1},
+    )
+    env = _env(db_url, _home(tmp_path), tmp_path, config)
+    ctx = make_ctx(db_url)
+    daemon = spawn_cli("run", env=env)
+    try:
+        wait_for(lambda: _candidates(ctx)[0] >= BATCH, DEADLINE_S, "the first batch written")
+    finally:
+        code, err = stop(daemon)
+    assert code == 0, err[-3000:]
+    stopped_at, _ = _candidates(ctx)
+    assert stopped_at < records  # it did not read the file to its end first
+    again = run_cli("once", "import_sources", env=env, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert _candidates(ctx) == (records, records)

@@ -3,12 +3,16 @@ tool or dependency directories; a host-wide lock per file between processes."""
 
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from yzos_jobs.sources import file_locks
 from yzos_jobs.sources.discovery import AIDER_HISTORY, aider_histories, expand_paths
 from yzos_jobs.sources.file_locks import file_lock
 
@@ -97,3 +101,46 @@ def test_one_process_at_a_time_holds_a_files_lock(
         holder.communicate("\n", timeout=30)
     with file_lock(target) as held:
         assert held  # released when its holder let go
+
+
+@pytest.fixture
+def shared_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The lock folder in the shared temporary folder (no runtime directory set), in a fresh
+    temporary folder of this test's."""
+    monkeypatch.delenv("YZOS_RUNTIME_DIR", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(file_locks, "_checked", set())
+    return tmp_path / f"yzos-jobs-{os.getuid()}"
+
+
+def test_a_lock_folder_made_by_someone_else_in_the_shared_tmp_is_refused(shared_tmp: Path) -> None:
+    # another user (or a link to elsewhere) got `/tmp/yzos-jobs-<uid>` first
+    elsewhere = shared_tmp.parent / "elsewhere"
+    elsewhere.mkdir()
+    shared_tmp.symlink_to(elsewhere)
+    refused = pytest.raises(file_locks.ForeignLockFolder, match="YZOS_RUNTIME_DIR")
+    with refused, file_lock(shared_tmp.parent / "history.md"):
+        pass
+    assert list(elsewhere.iterdir()) == []  # nothing made through the link
+
+
+def test_a_lock_folder_of_ours_left_open_is_closed_to_others(shared_tmp: Path) -> None:
+    shared_tmp.mkdir(mode=0o777)
+    os.chmod(shared_tmp, 0o777)
+    with file_lock(shared_tmp.parent / "history.md") as held:
+        assert held
+    assert stat.S_IMODE(shared_tmp.stat().st_mode) == 0o700
+    assert stat.S_IMODE((shared_tmp / "locks").stat().st_mode) == 0o700
+
+
+def test_a_lock_file_is_never_opened_through_a_link(shared_tmp: Path) -> None:
+    target = shared_tmp.parent / "history.md"
+    with file_lock(target):
+        pass
+    planted = file_locks.lock_path(target)
+    planted.unlink()
+    planted.symlink_to(shared_tmp.parent / "PWNED")
+    with pytest.raises(OSError), file_lock(target):
+        pass
+    assert not (shared_tmp.parent / "PWNED").exists()

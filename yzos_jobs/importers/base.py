@@ -202,6 +202,8 @@ class FileImporter:
 
     def import_each(self, files: list[Path]) -> None:
         for path in files:
+            if self.ctx.stop.is_set():
+                break  # the daemon was asked to stop: the files left are read next time
             self.stats.files += 1
             try:
                 self.import_file(path)

@@ -189,6 +189,8 @@ class JsonlImporter(FileImporter):
             if len(batch) >= BATCH or isinstance(unit.item, TriageRecord | SessionEnd):
                 self._flush(opened, batch, end)
                 batch = []
+                if self.ctx.stop.is_set():
+                    return  # asked to stop: the file is read on from this batch's end next time
         self._flush(opened, batch, end)
 
     def _flush(self, opened: OpenedFile, batch: list[Unit[Item]], end: int) -> None:

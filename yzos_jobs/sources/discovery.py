@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -45,6 +46,33 @@ NOT_ENTERED = frozenset(
 _VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 
 
+def _exists(path: Path) -> bool:
+    """Whether `path` exists, or may: a path below a folder this user cannot enter cannot be
+    told (`stat` is refused) and counts as there, so that reading it reports why it was not read
+    rather than it being passed over as not configured."""
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _kind(path: Path, on_error: OnError) -> str | None:
+    """ "dir", "file" (anything else that is not a folder: the reader says what it is) or None
+    where `path` is gone, or cannot be looked at (passed to `on_error`: a folder this user
+    cannot enter is one line, and the other sources are read)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        on_error(path, exc)
+        return None
+    return "dir" if stat.S_ISDIR(mode) else "file"
+
+
 def expand_paths(configured: Iterable[str]) -> tuple[list[Path], list[Path]]:
     """The configured paths with `~` and environment variables (`$NAME`, `${NAME}`) expanded:
     (those that exist, those that do not). A path naming a variable that is not set, or is
@@ -57,7 +85,7 @@ def expand_paths(configured: Iterable[str]) -> tuple[list[Path], list[Path]]:
         values = [os.environ.get(a or b, "") for a, b in _VARIABLE.findall(text)]
         if all(values):
             path = Path(_VARIABLE.sub(lambda m: os.environ[m.group(1) or m.group(2)], text))
-        elif (path := Path(text)).expanduser().exists():
+        elif _exists(path := Path(text).expanduser()):
             pass  # a folder whose name holds a `$` (`~/my$stuff`)
         else:
             continue  # a variable not set: nothing is configured there
@@ -66,13 +94,18 @@ def expand_paths(configured: Iterable[str]) -> tuple[list[Path], list[Path]]:
         if key in seen:
             continue
         seen.add(key)
-        (found if path.exists() else missing).append(path)
+        (found if _exists(path) else missing).append(path)
     return found, missing
 
 
 def _virtual_env(path: Path) -> bool:
-    """A Python virtual environment, whatever its name (`env`, `.direnv/python-3.11`, …)."""
-    return (path / "pyvenv.cfg").is_file()
+    """A Python virtual environment, whatever its name (`env`, `.direnv/python-3.11`, …). A folder
+    this user cannot enter is no environment here: walking into it reports that it cannot be
+    listed."""
+    try:
+        return (path / "pyvenv.cfg").is_file()
+    except OSError:
+        return False
 
 
 def aider_histories(roots: Iterable[Path], max_depth: int, on_error: OnError) -> list[Path]:
@@ -80,12 +113,14 @@ def aider_histories(roots: Iterable[Path], max_depth: int, on_error: OnError) ->
     is taken as a history itself)."""
     found: set[Path] = set()
     for root in roots:
-        if root.is_file():
+        kind = _kind(root, on_error)
+        if kind == "file":
             found.add(root.resolve())
+        if kind != "dir":
             continue
         base_depth = len(root.parts)
         for here, subdirs, files in walk(root, on_error):
-            if AIDER_HISTORY in files and (here / AIDER_HISTORY).is_file():
+            if AIDER_HISTORY in files and _kind(here / AIDER_HISTORY, on_error) == "file":
                 found.add((here / AIDER_HISTORY).resolve())
             depth = len(here.parts) - base_depth
             subdirs[:] = (
@@ -100,8 +135,9 @@ def files_below(paths: Iterable[Path], pattern: str, on_error: OnError) -> list[
     """Files named directly, and those matching `pattern` below directories."""
     found: set[Path] = set()
     for path in paths:
-        if path.is_dir():
+        kind = _kind(path, on_error)
+        if kind == "dir":
             found.update(find_regular_files(path, pattern, on_error))
-        elif path.is_file():
+        elif kind == "file":
             found.add(path.resolve())
     return sorted(found)

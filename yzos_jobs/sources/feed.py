@@ -85,8 +85,24 @@ def run_import_sources(ctx: JobContext) -> dict[str, Any]:
     }
 
 
+# A path that cannot be read stays so from run to run (a FIFO, a dangling link, a folder this
+# user cannot enter): its line is logged the first time this process meets it, not every
+# interval. Bounded, so that a tree of unreadable folders cannot grow it without end.
+_REPORTED_MAX = 10_000
+_reported: set[tuple[str, str]] = set()
+
+
+def _warn_once(event: str, key: str, **fields: str) -> None:
+    if (event, key) in _reported:
+        return
+    if len(_reported) < _REPORTED_MAX:
+        _reported.add((event, key))
+    log.warning(event, **fields)
+
+
 def _report(path: Path, exc: OSError) -> None:
-    log.warning("source file skipped", path=str(path), reason=describe(exc))
+    reason = describe(exc)
+    _warn_once("source file skipped", f"{path}\0{reason}", path=str(path), reason=reason)
 
 
 def _claude_code(ctx: JobContext) -> dict[str, int]:
@@ -125,7 +141,7 @@ def _import(
                     locked += 1
     stats = importer.stats
     for message in stats.error_messages[:MAX_WARNINGS]:
-        log.warning("source record skipped", importer=importer.NAME, error=message)
+        _warn_once("source record skipped", message, importer=importer.NAME, error=message)
     counts = stats.counts()
     return {
         **{k: int(counts.get(k, 0)) for k in COUNTERS if k in counts},
