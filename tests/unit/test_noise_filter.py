@@ -80,6 +80,11 @@ def test_structural_junk_is_noise(text: str | None) -> None:
         "${HOME}/Code",
         "{{root}}/src",
         "%s/%s",
+        # Mostly machine tokens: a request id, an epoch timestamp, a phone number.
+        "Request ID: 98503908-0c5e-4f7d-8a5c-1724180701",
+        "Request ID: 98503908-1724180701",
+        "at 1724180701",
+        "call 13800138000",
     ],
 )
 def test_machine_identifiers_and_templates_are_noise(text: str) -> None:
@@ -112,6 +117,10 @@ def test_machine_identifiers_and_templates_are_noise(text: str) -> None:
         "Welcome to {{project_name}}!",
         "50% done",
         "100%",
+        # A number a person writes among words: a ticket, an issue, a build, a date.
+        "Ticket 123456",
+        "Fix issue #1234567",
+        "Deploy build 20261206",
     ],
 )
 def test_names_that_only_look_structural_are_left_to_the_classifier(text: str) -> None:

@@ -75,13 +75,18 @@ def is_placeholder(text: str) -> bool:
     return rest != text and not any(ch.isalnum() for ch in rest)
 
 
-# Machine tokens inside a text: UUIDs, hex runs of 8+ in one case with a digit, digit runs of 6+
-# (timestamps, request numbers).
+# Machine tokens inside a text: UUIDs, hex runs of 8+ in one case with a digit and a letter,
+# digit runs of 10+ (epoch timestamps, phone numbers), and digit runs of 6+ joined to another
+# token by `-`, `_` or `.` (`req-98503908-1724`, `data-492210-f73…`). A number of 6 to 9 digits
+# standing among words is one a person writes: a ticket, an issue, a build, a date ("Fix issue
+# #1234567", "Deploy build 20261206").
 _MACHINE_TOKEN = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-    r"|(?<![0-9A-Za-z])(?=[0-9a-f]*[0-9])[0-9a-f]{8,}(?![0-9A-Za-z])"
-    r"|(?<![0-9A-Za-z])(?=[0-9A-F]*[0-9])[0-9A-F]{8,}(?![0-9A-Za-z])"
-    r"|[0-9]{6,}"
+    r"|(?<![0-9A-Za-z])(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{8,}(?![0-9A-Za-z])"
+    r"|(?<![0-9A-Za-z])(?=[0-9A-F]*[0-9])(?=[0-9A-F]*[A-F])[0-9A-F]{8,}(?![0-9A-Za-z])"
+    r"|[0-9]{10,}"
+    r"|(?<=[0-9A-Za-z][-_.])[0-9]{6,9}(?![0-9])"
+    r"|(?<![0-9])[0-9]{6,9}(?=[-_.][0-9A-Za-z])"
 )
 MACHINE_SHARE = 0.4  # of a text's non-space characters in machine tokens: noise
 
