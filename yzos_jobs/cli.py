@@ -103,6 +103,10 @@ def _one_line(exc: BaseException) -> str:
 class _Cli(click.Group):
     """Turns the errors a user can cause into one line and an exit code, never a traceback."""
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        _tolerant_stdout()
+        return super().main(*args, **kwargs)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
@@ -116,6 +120,16 @@ class _Cli(click.Group):
         finally:
             if isinstance(ctx.obj, AppContext):
                 ctx.obj.close()
+
+
+def _tolerant_stdout() -> None:
+    """stdout writes what its encoding cannot hold as a backslash escape (`\\u9648`) instead of
+    raising: under a Latin-1 locale, or cp1252 redirected on Windows, a CJK name would otherwise
+    end a listing in a traceback. stderr already does so (Python's default). Done once, before
+    any command prints."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)  # only a TextIOWrapper has it
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
 
 
 def _user_error(exc: Exception) -> tuple[str, int] | None:
@@ -568,7 +582,9 @@ def status_cmd(app: AppContext, as_json: bool, check: bool) -> None:
 
 
 def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    from yzos_jobs.review_render import json_text
+
+    click.echo(json_text(data, sys.stdout, indent=2))
 
 
 def _print_report(report: Any, as_json: bool, render: Callable[[Any, TextIO], None]) -> None:

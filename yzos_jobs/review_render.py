@@ -1,9 +1,14 @@
 """Drawing the review reports: on a terminal with `rich` (imported only then), otherwise as
 aligned plain-text columns that scripts and pipes can read; `export` as JSON lines or CSV.
+
+Stored text (names, summaries, context, paths) came from observers and models: none of it may
+act on the terminal it is printed on. Tables draw control characters as their code point, JSON
+output escapes them, a CSV cell holds their code point (line breaks and tabs kept).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import unicodedata
@@ -25,12 +30,22 @@ class Section:
     rows: list[Sequence[Any]] = field(default_factory=list)
 
 
+# C0 and C1 controls and DEL. Printed raw, ESC opens a sequence that can set the clipboard
+# (OSC 52), make a link (OSC 8) or rewrite the screen, and a C1 character (CSI, OSC) opens one
+# on its own: a summary or a context that holds one would command the terminal.
+_DEL_AND_C1 = [chr(c) for c in (0x7F, *range(0x80, 0xA0))]
+_CONTROLS = [*(chr(c) for c in range(0x20)), *_DEL_AND_C1]
 # Bidirectional controls (embeddings, overrides, isolates, marks): shown raw, one in a name can
-# reorder the rest of the line it is printed on. They are drawn as their code point instead.
-_BIDI_CONTROLS = {
-    ord(ch): f"<U+{ord(ch):04X}>"
-    for ch in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-}
+# reorder the rest of the line it is printed on.
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def _as_code_points(chars: Iterable[str], form: str) -> dict[int, str]:
+    return {ord(ch): form.format(ord(ch)) for ch in chars}
+
+
+# A table cell draws each of them as its code point instead (`<U+001B>`), so it is seen, inert.
+_CELL_SHOWN = _as_code_points([*_CONTROLS, *_BIDI_CONTROLS], "<U+{:04X}>")
 
 
 def _cell(value: Any, cap: bool = True) -> str:
@@ -39,9 +54,32 @@ def _cell(value: Any, cap: bool = True) -> str:
     if isinstance(value, float):
         return f"{value:.2f}"
     text = " ".join(str(value).split())
-    if not text.isascii():
-        text = text.translate(_BIDI_CONTROLS)
+    if not text.isprintable():  # every control and bidi control is unprintable
+        text = text.translate(_CELL_SHOWN)
     return text if not cap or len(text) <= CELL_CHARS else text[: CELL_CHARS - 1] + "…"
+
+
+# JSON escapes C0 controls itself but leaves DEL, C1 and the bidi controls raw (ensure_ascii
+# off): they are written as `\u` escapes too, which decode to the same text.
+_JSON_ESCAPED = _as_code_points([*_DEL_AND_C1, *_BIDI_CONTROLS], "\\u{:04x}")
+
+
+def json_text(data: Any, out: TextIO, indent: int | None = None) -> str:
+    """`data` as JSON for `out`: the text as stored, but nothing in it acts on a terminal; on a
+    stream whose encoding cannot hold every character (a Latin-1 or cp1252 locale) all non-ASCII
+    is escaped, so the JSON stays whole instead of losing what the encoding cannot show."""
+    text = json.dumps(data, indent=indent, ensure_ascii=not _holds_any_character(out))
+    return text.translate(_JSON_ESCAPED)
+
+
+def _holds_any_character(out: TextIO) -> bool:
+    encoding = getattr(out, "encoding", None)
+    if encoding is None:  # a stream of str (StringIO): nothing is encoded
+        return True
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
 
 
 def _width(text: str) -> int:
@@ -367,17 +405,26 @@ def render_matches(report: dict[str, Any], out: TextIO) -> None:
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+# A control character in a cell is written as its code point: a CSV printed to a terminal must
+# not command it either. Line breaks and tabs are kept (the cell is quoted; they draw nothing
+# else); the bidi controls too, the export keeps names as stored.
+_CSV_SHOWN = _as_code_points([ch for ch in _CONTROLS if ch not in "\t\n\r"], "<U+{:04X}>")
+
+
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    if value.startswith(_FORMULA_STARTS):
+        value = "'" + value
+    return value if value.isprintable() else value.translate(_CSV_SHOWN)
 
 
 def write_export(rows: Iterable[dict[str, Any]], out: TextIO, fmt: str) -> int:
     """Write export rows as JSON lines or CSV (with a header; a text cell a spreadsheet would run
-    as a formula starts with a quote); returns the count."""
+    as a formula starts with a quote, a control character is written as its code point);
+    returns the count."""
     n = 0
     if fmt == "csv":
         writer = csv.writer(out)
@@ -387,6 +434,6 @@ def write_export(rows: Iterable[dict[str, Any]], out: TextIO, fmt: str) -> int:
             n += 1
         return n
     for row in rows:
-        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.write(json_text(row, out) + "\n")
         n += 1
     return n

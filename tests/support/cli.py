@@ -52,11 +52,13 @@ def run_cli(
     input_text: str | None = None,
     process: bool = False,
     prefix: Sequence[str] = (),
+    charset: str = "utf-8",
 ) -> subprocess.CompletedProcess[str]:
     """The command's exit code, stdout and stderr. `process`: run it in a child process (a
     fresh interpreter); `prefix` is a command that child runs under (e.g. setpriv, to run without
-    root's powers) and implies one. A command still running after `timeout` fails the test: the
-    child is killed, or this process dumps every thread's stack and exits."""
+    root's powers) and implies one. `charset`: the encoding of the in-process stdout and stderr
+    (a Latin-1 terminal's: "latin-1"). A command still running after `timeout` fails the test:
+    the child is killed, or this process dumps every thread's stack and exits."""
     env = env or cli_env(db_url)
     if process or prefix:
         return subprocess.run(
@@ -68,14 +70,20 @@ def run_cli(
             timeout=timeout,
             input=input_text,
         )
-    return _run_in_process(list(args), env, cwd or REPO, timeout, input_text)
+    return _run_in_process(list(args), env, cwd or REPO, timeout, input_text, charset)
 
 
 def _run_in_process(
-    args: list[str], env: dict[str, str], cwd: Path, timeout: float, input_text: str | None
+    args: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    timeout: float,
+    input_text: str | None,
+    charset: str,
 ) -> subprocess.CompletedProcess[str]:
     with ends_within(timeout), _fresh_process_state(env, cwd):
-        result = CliRunner().invoke(cli, args, input=input_text, prog_name="yzos-jobs")
+        runner = CliRunner(charset=charset)
+        result = runner.invoke(cli, args, input=input_text, prog_name="yzos-jobs")
     stderr = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         assert result.exc_info is not None
