@@ -341,19 +341,42 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise ConfigError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
 
 
+# The drivers this project ships (`postgresql://` and `postgres://` are normalised to psycopg 3):
+# any other is not installed, and SQLAlchemy would fail with a traceback on first connect.
+_SUPPORTED_DRIVERS = {
+    "sqlite": ("sqlite", "sqlite+pysqlite"),
+    "postgresql": ("postgresql+psycopg",),
+}
+_USE_INSTEAD = {"sqlite": "sqlite:///", "postgresql": "postgresql+psycopg:// (psycopg 3)"}
+
+
 def _check_database_url(source: str, url: str) -> None:
+    """A URL this project can connect by. Never echoed: it may hold the password; only the
+    scheme, which cannot, is named."""
+    key = f"{source}: key 'database.url'"
     try:
         parsed = make_url(normalize_database_url(url))
-    except ArgumentError:
-        raise ConfigError(f"{source}: key 'database.url': not a database URL: {url!r}") from None
-    if parsed.get_backend_name() not in ("sqlite", "postgresql"):
+        port = parsed.port  # SQLAlchemy's int() of it: ValueError for "54x2" or "[::1"
+    except (ArgumentError, ValueError):
         raise ConfigError(
-            f"{source}: key 'database.url': unsupported database "
-            f"'{parsed.get_backend_name()}' (use sqlite:/// or postgresql+psycopg://)"
+            f"{key}: not a database URL, or its port is not a number (sqlite:///path or "
+            f"postgresql+psycopg://user:password@host:port/name)"
+        ) from None
+    if port is not None and not 0 < port < 65536:
+        raise ConfigError(f"{key}: port must be from 1 to 65535 (got {port})")
+    backend = parsed.get_backend_name()
+    if backend not in _SUPPORTED_DRIVERS:
+        raise ConfigError(
+            f"{key}: unsupported database '{backend}' (use sqlite:/// or postgresql+psycopg://)"
+        )
+    if parsed.drivername not in _SUPPORTED_DRIVERS[backend]:
+        raise ConfigError(
+            f"{key}: driver '{parsed.drivername.partition('+')[2]}' is not installed; "
+            f"use {_USE_INSTEAD[backend]}"
         )
     if _is_in_memory_sqlite(parsed):
         raise ConfigError(
-            f"{source}: key 'database.url': an in-memory SQLite database keeps nothing once the "
+            f"{key}: an in-memory SQLite database keeps nothing once the "
             f"command ends; name a file (sqlite:///yzos.db)"
         )
 
@@ -371,11 +394,29 @@ def _is_in_memory_sqlite(url: URL) -> bool:
 
 
 def normalize_database_url(url: str) -> str:
-    """PostgreSQL URLs without a driver use psycopg 3, the driver this project ships with."""
+    """PostgreSQL URLs without a driver use psycopg 3, the driver this project ships with. An
+    unescaped `@` in the password is escaped: SQLAlchemy ends the userinfo at the first `@`,
+    and would connect to the rest of the password as the host (and a driver's error name it)."""
     for prefix in ("postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
+            url = "postgresql+psycopg://" + url[len(prefix) :]
+    if not url.startswith("postgresql"):
+        return url  # a SQLite path may hold an "@" of its own
+    scheme, sep, rest = url.partition("://")
+    end = _userinfo_end(rest)
+    if not sep or end < 0:
+        return url
+    return f"{scheme}://{rest[:end].replace('@', '%40')}{rest[end:]}"
+
+
+def _userinfo_end(rest: str) -> int:
+    """Where the userinfo of `rest` (a URL after `scheme://`) ends: at the last `@` before the
+    host part, which runs from there to the path or the query. -1: no userinfo."""
+    first = rest.find("@")
+    if first < 0:
+        return -1
+    host_end = re.search(r"[/?]", rest[first:])
+    return rest.rfind("@", 0, first + host_end.start() if host_end else len(rest))
 
 
 def load_settings(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from yzos_jobs.config import setting_origins
-from yzos_jobs.redact import mask_url_credentials
+from yzos_jobs.redact import mask_url
 from yzos_jobs.shipped import config_template
 
 API_KEY = "llm.api_key"
@@ -48,7 +48,8 @@ def _flat(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def _masked(value: Any) -> Any:
-    return mask_url_credentials(value) if isinstance(value, str) else value
+    # A setting that is a URL is one URL end to end: a password in it may hold a space.
+    return mask_url(value) if isinstance(value, str) else value
 
 
 def render(rows: list[dict[str, Any]]) -> str:

@@ -98,3 +98,91 @@ def test_db_commands_and_alembic_read_the_same_url(empty_db_url: str, tmp_path: 
     assert "019" in alembic.stdout
     current = run_cli("db", "current", db_url=empty_db_url, cwd=tmp_path)
     assert "019 (head 027, behind)" in current.stdout
+
+
+# Database URLs the project cannot connect by, each holding the password "SECRETpw": the user's
+# fix is in the line, and the password is in neither stream.
+BAD_DATABASE_URLS = {
+    # the project ships psycopg 3 only
+    "psycopg2": ("postgresql+psycopg2://me:SECRETpw@db/yzos", "postgresql+psycopg://"),
+    "asyncpg": ("postgresql+asyncpg://me:SECRETpw@db/yzos", "postgresql+psycopg://"),
+    "port not a number": ("postgresql+psycopg://me:SECRETpw@db:54x2/yzos", "port"),
+    "port out of range": ("postgresql+psycopg://me:SECRETpw@db:99999/yzos", "port"),
+    "unclosed IPv6 host": ("postgresql+psycopg://me:SECRETpw@[::1", "not a database URL"),
+}
+# Every command reads the settings first: none may start, nor show a traceback.
+COMMANDS = [["config"], ["config", "--json"], ["db", "current"], ["db", "upgrade"], ["run"]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(
+    ("url", "needle"), BAD_DATABASE_URLS.values(), ids=BAD_DATABASE_URLS.keys()
+)
+def test_a_bad_database_url_in_the_file_is_one_line_exit_2(
+    tmp_path: Path, url: str, needle: str, command: list[str]
+) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f"[database]\nurl = '{url}'\n")
+    result = run_cli("--config", str(cfg), *command, cwd=tmp_path)
+    _assert_one_line_error(result, 2, str(cfg), "database.url", needle)
+    assert "SECRETpw" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(
+    ("url", "needle"), BAD_DATABASE_URLS.values(), ids=BAD_DATABASE_URLS.keys()
+)
+def test_a_bad_database_url_in_the_environment_is_one_line_exit_2(
+    tmp_path: Path, url: str, needle: str, command: list[str]
+) -> None:
+    result = run_cli(*command, cwd=tmp_path, db_url=url)
+    _assert_one_line_error(result, 2, "YZOS_DATABASE_URL", "database.url", needle)
+    assert "SECRETpw" not in result.stdout + result.stderr
+
+
+# Passwords as users type them, unescaped; each holds "P4ss" and "w0rd", neither to be shown.
+SECRET_PASSWORDS = {
+    "in the query": "postgresql+psycopg://me@127.0.0.1:1/none?password=P4ssw0rd",
+    "sslpassword in the query": "postgresql+psycopg://me@127.0.0.1:1/none?sslpassword=P4ssw0rd",
+    "with a space": "postgresql+psycopg://me:P4ss w0rd@127.0.0.1:1/none",
+    "with an at sign": "postgresql+psycopg://me:P4ss@w0rd@127.0.0.1:1/none",
+}
+
+
+@pytest.mark.parametrize("url", SECRET_PASSWORDS.values(), ids=SECRET_PASSWORDS.keys())
+def test_a_refused_connection_does_not_show_the_password(tmp_path: Path, url: str) -> None:
+    result = run_cli("db", "current", cwd=tmp_path, db_url=url)
+    # the host it tried is named: for the "@" password, the one after the last "@"
+    _assert_one_line_error(result, 1, "cannot connect", "***@127.0.0.1:1/none")
+    assert "P4ss" not in result.stderr and "w0rd" not in result.stderr
+
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]], ids=["text", "json"])
+@pytest.mark.parametrize("url", SECRET_PASSWORDS.values(), ids=SECRET_PASSWORDS.keys())
+def test_config_does_not_show_the_password(tmp_path: Path, url: str, as_json: list[str]) -> None:
+    result = run_cli("config", *as_json, cwd=tmp_path, db_url=url)
+    assert result.returncode == 0, result.stderr
+    assert "***@127.0.0.1:1/none" in result.stdout
+    assert "P4ss" not in result.stdout and "w0rd" not in result.stdout
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("command", [["db", "upgrade"], ["db", "current"]], ids=" ".join)
+def test_the_db_commands_do_not_show_a_password_given_in_the_query(
+    postgres_ready: None, tmp_path: Path, command: list[str]
+) -> None:
+    from sqlalchemy.engine import make_url
+
+    from tests.support import databases
+
+    with databases.pg_database() as plain:
+        # libpq's `?password=`; the test server's own password, if it has one, goes there too
+        url = make_url(plain)
+        password = url.password or "Secr3tPw"
+        with_query = url.set(password=None).update_query_dict({"password": password})
+        result = run_cli(
+            *command, cwd=tmp_path, db_url=with_query.render_as_string(hide_password=False)
+        )
+    assert result.returncode == 0, result.stderr
+    assert f"@{url.host}" in result.stdout and "?password=***" in result.stdout
+    assert password not in result.stdout + result.stderr

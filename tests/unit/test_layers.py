@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "config": {"kinds"},
     "inference": {"config", "counters", "kinds", "redact"},
     "logging": {"config", "redact"},
-    "db": {"config", "kinds", "logging", "inference", "shipped"},
+    "db": {"config", "kinds", "logging", "inference", "redact", "shipped"},
     "jobcontext": {"config", "db", "inference"},
     "observe": {"db", "files", "text"},
     "entity": {"config", "counters", "db", "inference", "jobcontext", "kinds", "logging", "text"},

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # the ORM is loaded by the commands that use sessions, not by
     from sqlalchemy.orm import Session, sessionmaker
 
 from yzos_jobs.config import normalize_database_url
+from yzos_jobs.redact import mask_url
 
 T = TypeVar("T")
 
@@ -74,8 +75,13 @@ def _configure_sqlite(engine: Engine, *, foreign_keys: bool, immediate: bool) ->
 
 
 def describe_url(engine_or_url: Engine | str) -> str:
-    url = engine_or_url.url if isinstance(engine_or_url, Engine) else make_url(engine_or_url)
-    return url.render_as_string(hide_password=True)
+    """The database's URL as the `db` commands and connection errors print it: through the one
+    mask every URL goes through, which also hides the user, a password libpq takes from the
+    query (`?password=`) and the whole of one holding an `@`, all of which SQLAlchemy's
+    `hide_password` shows."""
+    if isinstance(engine_or_url, Engine):
+        return mask_url(engine_or_url.url.render_as_string(hide_password=True))
+    return mask_url(engine_or_url)
 
 
 def check_connection(engine: Engine) -> None:
