@@ -191,6 +191,27 @@ def test_jsonl_timestamps_out_of_range_are_reported_and_skipped(
     _rerun_is_quiet("jsonl", path, db_url, tmp_path)
 
 
+def test_jsonl_text_fields_that_are_not_strings_are_reported_and_skipped(
+    db_url: str, tmp_path: Path
+) -> None:
+    # a list or an object where text belongs would be stored as Python's text of it
+    base = {"session_id": "s1", "type": "candidate", "suggested_kind": "project"}
+    lines = [jsonl_line("good-1", "Before the bad ones")]
+    lines += [
+        json.dumps({**base, "record_id": "bad-1", "raw_text": ["YZOS Core"]}) + "\n",
+        json.dumps({**base, "record_id": "bad-2", "raw_text": {"name": "YZOS Core"}}) + "\n",
+        json.dumps({**base, "record_id": "bad-3", "raw_text": "X", "surrounding_text": [1]}) + "\n",
+    ]
+    lines.append(jsonl_line("good-2", "After the bad ones"))
+    path = tmp_path / "shapes.jsonl"
+    path.write_text("".join(lines))
+    imported = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
+    assert imported.returncode == 0
+    only_skipped_at(imported, *(where(path, n) for n in (2, 3, 4)))
+    assert all("must be a string, not a JSON" in line for line in imported.skipped)
+    assert candidate_texts(db_url) == ["Before the bad ones", "After the bad ones"]
+
+
 def test_claude_code_timestamp_out_of_range_is_reported_and_skipped(
     db_url: str, tmp_path: Path
 ) -> None:

@@ -87,6 +87,9 @@ def parse_line(raw: bytes, where: Position) -> Record | None:
 
 def _candidate_row(rec: Record, limit: int) -> NewCandidate:
     d = rec.data
+    for key in ("raw_text", "surrounding_text"):
+        if not isinstance(d.get(key), str | None):  # a list or an object would be stored as repr
+            raise ImportRecordError(rec.where, f"{key} must be a string, not {shown(d[key])}")
     raw = clean_text(d.get("raw_text"), limit)
     if not raw:
         raise ImportRecordError(rec.where, "candidate needs raw_text")
