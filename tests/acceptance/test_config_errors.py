@@ -114,29 +114,23 @@ BAD_DATABASE_URLS = {
 COMMANDS = [["config"], ["config", "--json"], ["db", "current"], ["db", "upgrade"], ["run"]]
 
 
+@pytest.mark.parametrize("given_in", ["file", "environment"])
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 @pytest.mark.parametrize(
     ("url", "needle"), BAD_DATABASE_URLS.values(), ids=BAD_DATABASE_URLS.keys()
 )
-def test_a_bad_database_url_in_the_file_is_one_line_exit_2(
-    tmp_path: Path, url: str, needle: str, command: list[str]
+def test_a_bad_database_url_is_one_line_exit_2(
+    tmp_path: Path, url: str, needle: str, command: list[str], given_in: str
 ) -> None:
-    cfg = tmp_path / "config.toml"
-    cfg.write_text(f"[database]\nurl = '{url}'\n")
-    result = run_cli("--config", str(cfg), *command, cwd=tmp_path)
-    _assert_one_line_error(result, 2, str(cfg), "database.url", needle)
-    assert "SECRETpw" not in result.stdout + result.stderr
-
-
-@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
-@pytest.mark.parametrize(
-    ("url", "needle"), BAD_DATABASE_URLS.values(), ids=BAD_DATABASE_URLS.keys()
-)
-def test_a_bad_database_url_in_the_environment_is_one_line_exit_2(
-    tmp_path: Path, url: str, needle: str, command: list[str]
-) -> None:
-    result = run_cli(*command, cwd=tmp_path, db_url=url)
-    _assert_one_line_error(result, 2, "YZOS_DATABASE_URL", "database.url", needle)
+    if given_in == "file":
+        cfg = tmp_path / "config.toml"
+        cfg.write_text(f"[database]\nurl = '{url}'\n")
+        result = run_cli("--config", str(cfg), *command, cwd=tmp_path)
+        named = str(cfg)
+    else:
+        result = run_cli(*command, cwd=tmp_path, db_url=url)
+        named = "YZOS_DATABASE_URL"
+    _assert_one_line_error(result, 2, named, "database.url", needle)
     assert "SECRETpw" not in result.stdout + result.stderr
 
 
