@@ -257,9 +257,10 @@ def config_cmd(app: AppContext, init: bool, as_json: bool) -> None:
         click.echo(f"wrote {target}")
         return
     rows = config_report.effective(app.config_path)
-    click.echo(
-        json.dumps(rows, indent=2, ensure_ascii=False) if as_json else config_report.render(rows)
-    )
+    if as_json:
+        _print_json(rows)
+    else:
+        click.echo(config_report.render(rows))
 
 
 def _os_error(exc: OSError) -> str:
@@ -286,6 +287,7 @@ def classify_cmd(
     """Judge one candidate and print the verdict as JSON."""
     from yzos_jobs.inference.contract import ClassifyInput
     from yzos_jobs.inference.errors import ClassifierError
+    from yzos_jobs.review_render import json_text
     from yzos_jobs.runtime import build_classifier
 
     inp = ClassifyInput(
@@ -302,7 +304,7 @@ def classify_cmd(
     except ClassifierError as exc:
         click.echo(json.dumps({"error": exc.__class__.__name__, "message": str(exc)}))
         raise SystemExit(EXIT_FAILURE) from None
-    click.echo(json.dumps(verdict.model_dump(), ensure_ascii=False))
+    click.echo(json_text(verdict.model_dump(), sys.stdout))
 
 
 @cli.command("eval")

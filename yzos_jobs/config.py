@@ -354,6 +354,11 @@ def _check_database_url(source: str, url: str) -> None:
     """A URL this project can connect by. Never echoed: it may hold the password; only the
     scheme, which cannot, is named."""
     key = f"{source}: key 'database.url'"
+    if _at_sign_past_the_host(normalize_database_url(url)):
+        raise ConfigError(
+            f"{key}: an '@' after the host: a password holding '/' or '?' and '@' cannot be told "
+            "from the host; write them in the password (or the name) as %2F, %3F and %40"
+        )
     try:
         parsed = make_url(normalize_database_url(url))
         port = parsed.port  # SQLAlchemy's int() of it: ValueError for "54x2" or "[::1"
@@ -407,6 +412,15 @@ def normalize_database_url(url: str) -> str:
     if not sep or end < 0:
         return url
     return f"{scheme}://{rest[:end].replace('@', '%40')}{rest[end:]}"
+
+
+def _at_sign_past_the_host(url: str) -> bool:
+    """A PostgreSQL URL with an `@` past its host (`me:P4ss@w0rd/x@db/yzos`): the password's
+    `/` would end the host at `w0rd`, which the driver's error would then name."""
+    if not url.startswith("postgresql"):
+        return False  # a SQLite path may hold an "@" of its own
+    rest = url.partition("://")[2]
+    return "@" in rest[_userinfo_end(rest) + 1 :]
 
 
 def _userinfo_end(rest: str) -> int:

@@ -4,9 +4,9 @@ entity_promote, entity_purge_v06, import_sources (what [sources] names) and the 
 Correctness across daemons lives in the database, never here: candidates are claimed with leases,
 each purge slot is one job_runs row. This process only decides when to try.
 
-SIGTERM/SIGINT, and SIGHUP (the terminal it was started from closed): stop claiming, finish (or
-hand back) the batch in hand, exit 0. A second signal exits at once; the leases of whatever was
-in hand expire and another daemon takes it over.
+SIGTERM/SIGINT, and SIGHUP (the terminal it was started from closed; not under nohup, which
+ignores it): stop claiming, finish (or hand back) the batch in hand, exit 0. A second signal
+exits at once; the leases of whatever was in hand expire and another daemon takes it over.
 
 The signal handler only notes the signal; the main thread, woken by Python's wakeup pipe, does the
 stopping: a handler runs between any two steps of the code it interrupts, and stopping the
@@ -218,7 +218,9 @@ class Daemon:
         wake, woken = os.pipe()
         os.set_blocking(wake, False)
         os.set_blocking(woken, False)
-        handlers = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+        # A signal ignored from the start stays ignored: `nohup yzos-jobs run &` outlives its
+        # terminal, as nohup promises.
+        handlers = {s: h for s in STOP_SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
         try:
             signal.set_wakeup_fd(woken)
             for signum in handlers:

@@ -25,10 +25,16 @@ _USERINFO = re.compile(r"^(" + _SCHEME + r").*@", re.DOTALL)
 _QUERY_VALUE_IN_TEXT = re.compile(r"([?&;][^=&;#\s]*=)[^&;#\s,'\")\]]+")
 # In a URL given whole, only at the next parameter: the driver takes the rest (spaces, `#`,
 # `,` and all) as the value.
-_QUERY_VALUE = re.compile(r"([?&][^=&]*=)[^&]+")
+# An "&" not followed by a parameter of its own (`password=P4ss&w0rd`) is the value's.
+_QUERY_VALUE = re.compile(r"([?&][^=&]*=)(?:[^&]|&(?![^=&]*=))+")
+# A SQLite URL names a file, and holds no credentials: its path may hold an "@"
+# (`sqlite:////home/me@work/yzos.db`), which is no user's.
+_FILE_URL = re.compile(r"sqlite(?:\+\w+)?://", re.IGNORECASE)
 
 
 def _mask(url: str, query_value: re.Pattern[str]) -> str:
+    if _FILE_URL.match(url):
+        return url
     url = _USERINFO.sub(r"\1***@", url)
     at = url.find("?")
     return url if at < 0 else url[:at] + query_value.sub(r"\1***", url[at:])

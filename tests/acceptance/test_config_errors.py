@@ -109,6 +109,9 @@ BAD_DATABASE_URLS = {
     "port not a number": ("postgresql+psycopg://me:SECRETpw@db:54x2/yzos", "port"),
     "port out of range": ("postgresql+psycopg://me:SECRETpw@db:99999/yzos", "port"),
     "unclosed IPv6 host": ("postgresql+psycopg://me:SECRETpw@[::1", "not a database URL"),
+    # a password holding "@" and "/": parsed, "w0rd" would be the host and the error name it
+    "at sign past the host": ("postgresql://me:SECRETpw@w0rd/x@db/yzos", "%40"),
+    "a name holding an at sign": ("postgresql://me:SECRETpw@db/my@base", "%40"),
 }
 # Every command reads the settings first: none may start, nor show a traceback.
 COMMANDS = [["config"], ["config", "--json"], ["db", "current"], ["db", "upgrade"], ["run"]]

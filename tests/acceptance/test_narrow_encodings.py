@@ -64,6 +64,11 @@ def test_json_on_latin1_is_ascii_escaped_and_reads_back_whole(named: str) -> Non
     shown = _latin1("show", EMOJI, "--json", db_url=named)
     assert shown.isascii()
     assert json.loads(shown)["entity"]["summary"] == f"{CJK} ships {EMOJI}"
+    # the other commands that print JSON: the settings, and a verdict (dry_run)
+    settings = _latin1("config", "--json", db_url=named)
+    assert settings.isascii() and json.loads(settings)
+    judged = _latin1("classify", EMOJI, "--kind", "project", db_url=named)
+    assert judged.isascii() and json.loads(judged)
 
 
 def test_export_on_latin1_keeps_jsonl_whole_and_escapes_csv(named: str) -> None:

@@ -196,18 +196,24 @@ def test_jsonl_text_fields_that_are_not_strings_are_reported_and_skipped(
 ) -> None:
     # a list or an object where text belongs would be stored as Python's text of it
     base = {"session_id": "s1", "type": "candidate", "suggested_kind": "project"}
+    app = {"session_id": "s1", "type": "app", "bundle_id": "org.telegram"}
+    triage = {"session_id": "s1", "type": "triage"}
     lines = [jsonl_line("good-1", "Before the bad ones")]
     lines += [
         json.dumps({**base, "record_id": "bad-1", "raw_text": ["YZOS Core"]}) + "\n",
         json.dumps({**base, "record_id": "bad-2", "raw_text": {"name": "YZOS Core"}}) + "\n",
         json.dumps({**base, "record_id": "bad-3", "raw_text": "X", "surrounding_text": [1]}) + "\n",
+        json.dumps({**base, "record_id": "bad-4", "raw_text": "X", "app_bundle_id": {"b": 2}})
+        + "\n",
+        json.dumps({**app, "record_id": "bad-5", "bundle_name": ["Telegram"]}) + "\n",
+        json.dumps({**triage, "record_id": "bad-6", "projects": [{"name": {"evil": 1}}]}) + "\n",
     ]
     lines.append(jsonl_line("good-2", "After the bad ones"))
     path = tmp_path / "shapes.jsonl"
     path.write_text("".join(lines))
     imported = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
     assert imported.returncode == 0
-    only_skipped_at(imported, *(where(path, n) for n in (2, 3, 4)))
+    only_skipped_at(imported, *(where(path, n) for n in (2, 3, 4, 5, 6, 7)))
     assert all("must be a string, not a JSON" in line for line in imported.skipped)
     assert candidate_texts(db_url) == ["Before the bad ones", "After the bad ones"]
 

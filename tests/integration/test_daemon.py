@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 from sqlalchemy import func, select, text
 
-from tests.support.daemons import start_daemon, stop, wait_for, write_config
+from tests.support.cli import cli_env
+from tests.support.daemons import Daemon, start_daemon, stop, wait_for, write_config
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.models import EntityCandidate, JobRun
@@ -141,6 +145,25 @@ def test_sigterm_exits_0_and_leaves_nothing_claimed(
     assert _count(ctx, EntityCandidate.status == "claimed") == 0
     assert any(c.status == "promoted" for c in candidates(ctx))  # the batch in hand finished
     assert "stopping: finishing the batch in hand" in err
+
+
+def test_a_daemon_started_under_nohup_outlives_its_terminal(pg_url: str, tmp_path: Path) -> None:
+    # nohup ignores SIGHUP before the daemon starts: the terminal closing does not stop it
+    ctx = make_ctx(pg_url)
+    with OpenAIDouble(_echo) as llm:
+        env = cli_env(pg_url, YZOS_CONFIG=str(_config(tmp_path, llm.base_url)))
+        command = ["nohup", sys.executable, "-m", "yzos_jobs", "run"]
+        daemon = Daemon(
+            subprocess.Popen(command, env=env, cwd=tmp_path, stdout=PIPE, stderr=PIPE, text=True)
+        )
+        wait_for(lambda: _promote_runs_ended(ctx) >= 1, 120, "the first run")
+        daemon.send_signal(signal.SIGHUP)
+        add_candidates(ctx, {"raw_text": "After the hangup"})
+        wait_for(lambda: _undecided(ctx) == 0, 120, "a run after the hangup")
+        code, err = stop(daemon)
+    assert code == 0, err[-3000:]
+    assert "SIGHUP" not in err
+    assert {e.display_name for e in entities(ctx)} == {"After the hangup"}
 
 
 def test_daemon_outlives_terminated_database_connections(pg_url: str, tmp_path: Path) -> None:

@@ -452,6 +452,11 @@ def test_a_worktree_in_a_folder_of_worktrees_named_after_its_branch_is_the_repos
             [("S:\\Repos\\Db", True)],
         ),
         ("~/.claude/projects/-r-other/memory/x.md", "/r/my_app/web", []),  # another's memory
+        (  # the drive's letter written in the other case
+            "C:\\Users\\ann\\.claude\\projects\\s--Repos-Db\\memory\\MEMORY.md",
+            "S:\\Repos\\Db\\MES",
+            [("S:\\Repos\\Db", True)],
+        ),
     ],
 )
 def test_where_a_repository_root_shows(text: str, cwd: str, marks: list[tuple[str, bool]]) -> None:
@@ -865,6 +870,8 @@ def test_a_session_that_worked_nowhere_is_about_the_one_folder_its_requests_name
         # pasted script text on Windows: a regular expression, not a folder of that machine
         ("fix: md.replace(/ERR_BLOCKED_BY_CLIENT/g, '')", "C:\\Users\\ann\\Documents", []),
         ("look in /c/work/app", "C:\\Users\\ann", ["C:\\work\\app"]),  # Git Bash's drive
+        # from WSL or a Linux shell, a Windows folder is the person's too
+        ("look in C:\\Proyectos\\Jarvis", "/mnt/c/Users/ann", ["C:\\Proyectos\\Jarvis"]),
     ],
 )
 def test_the_folders_a_request_names(text: str, cwd: str, named: list[str]) -> None:

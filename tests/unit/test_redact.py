@@ -23,6 +23,7 @@ DATABASE_URLS = {
     "space in query": "postgresql+psycopg://me@db/yzos?password=P4ss w0rd",
     "comma in query": "postgresql+psycopg://me@db/yzos?password=P4ss,w0rd",
     "hash in query": "postgresql+psycopg://me@db/yzos?password=P4ss#w0rd",
+    "ampersand in query": "postgresql+psycopg://me@db/yzos?password=P4ss&w0rd&sslmode=require",
 }
 
 
@@ -75,8 +76,15 @@ def test_a_password_holding_an_at_sign_connects_to_the_host_after_it(
 
 
 def test_an_at_sign_past_the_host_is_left_where_it_is() -> None:
-    # Guards of the rule above: a database name or a SQLite path may hold an "@" too.
+    # Guards of the rule above: the settings refuse an "@" past the host (it cannot be told
+    # from a password holding a "/"), and a SQLite path may hold an "@" of its own.
     parsed = make_url(normalize_database_url("postgresql+psycopg://me:pw@db/my@base"))
     assert (parsed.password, parsed.host, parsed.database) == ("pw", "db", "my@base")
     sqlite = "sqlite:////home/me@work/yzos.db"
     assert normalize_database_url(sqlite) == sqlite
+
+
+def test_a_sqlite_url_is_shown_as_it_is() -> None:
+    # a file's path holds no credentials, and may hold an "@" that is no user's
+    for url in ("sqlite:////home/me@work/yzos.db", "sqlite:///yzos.db?mode=ro"):
+        assert mask_url(url) == url

@@ -4,6 +4,7 @@ tool or dependency directories; a host-wide lock per file between processes."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -45,6 +46,11 @@ def test_configured_paths_expand_the_home_and_tell_the_missing(
     (tmp_path / "Code").mkdir()
     found, missing = expand_paths(["~/Code", "~/.claude/projects"])
     assert found == [tmp_path / "Code"] and missing == [tmp_path / ".claude" / "projects"]
+    # below a file, or through a loop of links: not there either
+    (tmp_path / "notes.txt").write_text("")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    found, missing = expand_paths(["~/notes.txt/x", "~/loop/x"])
+    assert found == [] and missing == [tmp_path / "notes.txt" / "x", tmp_path / "loop" / "x"]
 
 
 def test_configured_paths_expand_variables_and_pass_over_unset_ones(
@@ -110,7 +116,6 @@ def shared_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("YZOS_RUNTIME_DIR", raising=False)
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(file_locks, "_checked", set())
     return tmp_path / f"yzos-jobs-{os.getuid()}"
 
 
@@ -144,3 +149,23 @@ def test_a_lock_file_is_never_opened_through_a_link(shared_tmp: Path) -> None:
     with pytest.raises(OSError), file_lock(target):
         pass
     assert not (shared_tmp.parent / "PWNED").exists()
+
+
+def test_a_lock_folder_removed_and_made_again_by_someone_else_is_refused(shared_tmp: Path) -> None:
+    # a cleaner of the shared temporary folder removed it while the daemon ran, and another
+    # user made it again, its `locks` a link to a folder of theirs
+    target = shared_tmp.parent / "history.md"
+    with file_lock(target) as held:
+        assert held
+    shutil.rmtree(shared_tmp)
+    theirs = shared_tmp.parent / "theirs"
+    theirs.mkdir()
+    shared_tmp.mkdir()
+    (shared_tmp / "locks").symlink_to(theirs)
+    refused = pytest.raises(file_locks.ForeignLockFolder)
+    with refused, file_lock(target):
+        pass
+    assert list(theirs.iterdir()) == []
+    shutil.rmtree(shared_tmp)
+    with file_lock(target) as held:  # removed: made again
+        assert held

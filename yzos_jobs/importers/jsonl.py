@@ -85,12 +85,18 @@ def parse_line(raw: bytes, where: Position) -> Record | None:
     return Record(where, kind, sid, rid, obj)
 
 
+def _text(rec: Record, data: dict[str, Any], key: str, limit: int) -> str | None:
+    """A text field of the record, cleaned; a list, an object or a number where text belongs is
+    the record's error (stored, it would be Python's text of it: `['Telegram']`)."""
+    value = data.get(key)
+    if not isinstance(value, str | None):
+        raise ImportRecordError(rec.where, f"{key} must be a string, not {shown(value)}")
+    return clean_text(value, limit)
+
+
 def _candidate_row(rec: Record, limit: int) -> NewCandidate:
     d = rec.data
-    for key in ("raw_text", "surrounding_text"):
-        if not isinstance(d.get(key), str | None):  # a list or an object would be stored as repr
-            raise ImportRecordError(rec.where, f"{key} must be a string, not {shown(d[key])}")
-    raw = clean_text(d.get("raw_text"), limit)
+    raw = _text(rec, d, "raw_text", limit)
     if not raw:
         raise ImportRecordError(rec.where, "candidate needs raw_text")
     if not has_visible_character(raw):
@@ -103,22 +109,22 @@ def _candidate_row(rec: Record, limit: int) -> NewCandidate:
     return NewCandidate(
         raw_text=raw,
         suggested_kind=kind,
-        source_kind=clean_text(d.get("source_kind"), 32) or IMPORTER,
+        source_kind=_text(rec, d, "source_kind", 32) or IMPORTER,
         source_id=rec.session_id,
-        app_bundle_id=clean_text(d.get("app_bundle_id"), 256),
-        surrounding_text=clean_text(d.get("surrounding_text"), limit),
+        app_bundle_id=_text(rec, d, "app_bundle_id", 256),
+        surrounding_text=_text(rec, d, "surrounding_text", limit),
         created_at=parse_timestamp(d.get("observed_at"), rec.where) or utcnow(),
     )
 
 
 def _app_record(rec: Record) -> AppRecord:
-    bundle = clean_text(rec.data.get("bundle_id"), 256)
+    bundle = _text(rec, rec.data, "bundle_id", 256)
     if not bundle:
         raise ImportRecordError(rec.where, "app needs bundle_id")
     return AppRecord(
         bundle,
-        clean_text(rec.data.get("bundle_name"), 256),
-        clean_text(rec.data.get("category"), 256),
+        _text(rec, rec.data, "bundle_name", 256),
+        _text(rec, rec.data, "category", 256),
         IMPORTER,
     )
 
@@ -127,7 +133,7 @@ def _items(rec: Record, key: str, field_names: tuple[str, ...]) -> list[dict[str
     value = rec.data.get(key) or []
     if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
         raise ImportRecordError(rec.where, f"triage {key} must be a list of objects")
-    return [{f: clean_text(v.get(f), 2000) for f in field_names} for v in value]
+    return [{f: _text(rec, v, f, 2000) for f in field_names} for v in value]
 
 
 def _triage(rec: Record) -> TriageRecord:

@@ -348,8 +348,10 @@ def root_marks(text: str, cwd: str) -> list[tuple[str, bool]]:
         return []
     marks = []
     if "memory" in text:
-        kept = {m.group(1) for m in _MEMORY_FOLDER.finditer(text)}
-        marks += [(f, True) for f, _ in _marked_folders(cwd) if memory_folder_name(f) in kept]
+        # a Windows drive's letter is written in either case (`c--Users-…`, `C--Users-…`)
+        fold = str.casefold if is_windows(cwd) else str
+        kept = {fold(m.group(1)) for m in _MEMORY_FOLDER.finditer(text)}
+        marks += [(f, True) for f, _ in _marked_folders(cwd) if fold(memory_folder_name(f)) in kept]
     if ".git" not in text:
         return marks
     for folder, spellings in _marked_folders(cwd):
@@ -569,7 +571,9 @@ def folders_named(text: str, cwd: str) -> list[str]:
     return [
         path
         for path in paths_typed(text, cwd)
-        if could_be_project(path) and "." not in segments(path)[-1] and is_windows(path) == windows
+        if could_be_project(path)
+        and "." not in segments(path)[-1]
+        and (is_windows(path) or not windows)  # a Windows folder from WSL is the person's too
     ]
 
 

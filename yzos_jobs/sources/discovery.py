@@ -4,6 +4,7 @@ environments or build output), JSONL files named or found below directories."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -49,13 +50,12 @@ _VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 def _exists(path: Path) -> bool:
     """Whether `path` exists, or may: a path below a folder this user cannot enter cannot be
     told (`stat` is refused) and counts as there, so that reading it reports why it was not read
-    rather than it being passed over as not configured."""
+    rather than it being passed over as not configured. One below a file, or through a loop of
+    links, is not there."""
     try:
         path.stat()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
+    except OSError as exc:
+        return exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG)
     return True
 
 
@@ -65,10 +65,9 @@ def _kind(path: Path, on_error: OnError) -> str | None:
     cannot enter is one line, and the other sources are read)."""
     try:
         mode = path.stat().st_mode
-    except FileNotFoundError:
-        return None
     except OSError as exc:
-        on_error(path, exc)
+        if _exists(path):  # there, or may be: say why it is not read
+            on_error(path, exc)
         return None
     return "dir" if stat.S_ISDIR(mode) else "file"
 

@@ -44,14 +44,11 @@ def lock_path(path: Path) -> Path:
     return runtime_dir() / "locks" / f"{blake3(os.fsencode(path)).hexdigest()[:32]}.lock"
 
 
-_checked: set[Path] = set()  # folders found to be this user's own, once per process
-
-
 def _own_folder(folder: Path) -> None:
     """Make `folder` (mode 0700) or check that it is this user's own folder, closed to others
-    (a folder of ours left open is closed); ForeignLockFolder where it is not."""
-    if folder in _checked:
-        return
+    (a folder of ours left open is closed); ForeignLockFolder where it is not. Checked at every
+    lock: the folder may be removed (a cleaner of `/tmp`) and made again by someone else while
+    the daemon runs."""
     with suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     found = os.lstat(folder)
@@ -62,7 +59,6 @@ def _own_folder(folder: Path) -> None:
         )
     if stat.S_IMODE(found.st_mode) & 0o077:
         os.chmod(folder, 0o700)
-    _checked.add(folder)
 
 
 @contextmanager
@@ -73,7 +69,7 @@ def file_lock(path: Path) -> Iterator[bool]:
     root = target.parent.parent
     if root == _shared_tmp_dir():
         _own_folder(root)  # in a folder every user may write to
-    elif root not in _checked:
+    else:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)  # a folder the person chose
     _own_folder(target.parent)
     fd = os.open(target, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
