@@ -226,10 +226,15 @@ def db_downgrade(app: AppContext, revision: str) -> None:
 def db_current(app: AppContext) -> None:
     """Print the database's revision and the head revision."""
     from yzos_jobs.db.connection import describe_url
-    from yzos_jobs.db.schema_state import current_revision, head_revision
+    from yzos_jobs.db.schema_state import current_revision, head_revision, known_revision
 
     current, head = current_revision(app.engine), head_revision()
-    state = "up to date" if current == head else "behind"
+    if current == head:
+        state = "up to date"
+    elif current is None or known_revision(current):
+        state = "behind"
+    else:  # migrated by a newer yzos-jobs
+        state = "newer than this yzos-jobs knows: upgrade yzos-jobs"
     click.echo(f"{describe_url(app.engine)}: {current or 'base'} (head {head}, {state})")
 
 

@@ -68,13 +68,11 @@ def entities_report(
     limit: int,
 ) -> list[dict[str, Any]]:
     ids = project_ids(session, project) if project is not None else None
+    # A text that is all quotes or spaces has an empty key form, which every name contains: it
+    # is looked for as typed (case folded), as a quote inside a name ("O'Brien") is kept.
+    key = (normalize_name(search) or search.casefold()) if search else None
     lines = catalog.list_entities(
-        session,
-        kind=kind,
-        status=status,
-        project_ids=ids,
-        search=normalize_name(search) if search else None,
-        limit=limit,
+        session, kind=kind, status=status, project_ids=ids, search=key, limit=limit
     )
     return [entity_line(line) for line in lines]
 

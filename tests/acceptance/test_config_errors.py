@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from tests.support.cli import cli_env, run_cli
 
@@ -98,6 +99,17 @@ def test_db_commands_and_alembic_read_the_same_url(empty_db_url: str, tmp_path: 
     assert "019" in alembic.stdout
     current = run_cli("db", "current", db_url=empty_db_url, cwd=tmp_path)
     assert "019 (head 027, behind)" in current.stdout
+
+
+def test_db_current_tells_a_database_a_newer_version_migrated(db_url: str, tmp_path: Path) -> None:
+    # another host's newer yzos-jobs migrated the shared database past this installation's head
+    engine = create_engine(db_url)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE alembic_version SET version_num = '999'"))
+    engine.dispose()
+    current = run_cli("db", "current", db_url=db_url, cwd=tmp_path)
+    assert current.returncode == 0, current.stderr
+    assert "999 (head 027, newer than this yzos-jobs knows: upgrade yzos-jobs)" in current.stdout
 
 
 # Database URLs the project cannot connect by, each holding the password "SECRETpw": the user's

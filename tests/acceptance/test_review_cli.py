@@ -71,6 +71,10 @@ def test_entities_lists_filters_and_prints_json(filled: str) -> None:
         run_cli("entities", "--kind", "person", "--search", "ALICE", "--json", db_url=filled).stdout
     )
     assert [e["name"] for e in only] == ["Alice Chen"]
+    # a quote or a space alone is looked for as typed: no name here holds a quote, two a space
+    for typed, names in (("'", set()), ('"', set()), (" ", {"Alice Chen", "Fix lease renewal"})):
+        found = json.loads(run_cli("entities", "--search", typed, "--json", db_url=filled).stdout)
+        assert {e["name"] for e in found} == names, typed
     archived = json.loads(
         run_cli("entities", "--status", "archived", "--json", db_url=filled).stdout
     )

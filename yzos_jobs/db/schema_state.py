@@ -32,17 +32,30 @@ def migrations_dir() -> Path:
 
 
 @lru_cache(maxsize=1)
-def head_revision() -> str:
-    """The revision no other revision builds on."""
-    versions = migrations_dir() / "versions"
+def _revisions() -> tuple[frozenset[str], frozenset[str]]:
+    """(every revision this installation ships, those another revision builds on)."""
     revisions, parents = set(), set()
-    for script in versions.glob("*.py"):
+    for script in (migrations_dir() / "versions").glob("*.py"):
         source = script.read_text(encoding="utf-8")
         if (rev := _REVISION.search(source)) is None:
             continue
         revisions.add(rev.group(1))
         if (down := _DOWN.search(source)) is not None and down.group(1):
             parents.add(down.group(1))
+    return frozenset(revisions), frozenset(parents)
+
+
+def known_revision(revision: str) -> bool:
+    """Whether this installation ships `revision` (a database a newer yzos-jobs migrated is at
+    one it does not)."""
+    return revision in _revisions()[0]
+
+
+@lru_cache(maxsize=1)
+def head_revision() -> str:
+    """The revision no other revision builds on."""
+    versions = migrations_dir() / "versions"
+    revisions, parents = _revisions()
     heads = sorted(revisions - parents)
     if len(heads) != 1:
         raise SchemaNotReady(f"migrations at {versions} have {len(heads)} heads: {heads}")
