@@ -193,7 +193,7 @@ pass_app = click.make_pass_decorator(AppContext)
 
 @cli.group()
 def db() -> None:
-    """Schema migrations (Alembic revisions 017 … 027)."""
+    """Schema migrations (Alembic revisions 017 … 028)."""
 
 
 @db.command("upgrade")

@@ -98,7 +98,7 @@ def test_db_commands_and_alembic_read_the_same_url(empty_db_url: str, tmp_path: 
     )
     assert "019" in alembic.stdout
     current = run_cli("db", "current", db_url=empty_db_url, cwd=tmp_path)
-    assert "019 (head 027, behind)" in current.stdout
+    assert "019 (head 028, behind)" in current.stdout
 
 
 def test_db_current_tells_a_database_a_newer_version_migrated(db_url: str, tmp_path: Path) -> None:
@@ -109,7 +109,7 @@ def test_db_current_tells_a_database_a_newer_version_migrated(db_url: str, tmp_p
     engine.dispose()
     current = run_cli("db", "current", db_url=db_url, cwd=tmp_path)
     assert current.returncode == 0, current.stderr
-    assert "999 (head 027, newer than this yzos-jobs knows: upgrade yzos-jobs)" in current.stdout
+    assert "999 (head 028, newer than this yzos-jobs knows: upgrade yzos-jobs)" in current.stdout
 
 
 # Database URLs the project cannot connect by, each holding the password "SECRETpw": the user's

@@ -6,7 +6,7 @@ naming them, names that have an entity in each of two repositories. Both backend
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from tests.adversarial.database_021 import HARBOR, OTHER, T0, database_at_021
 from tests.support.cli import run_cli
@@ -22,10 +22,27 @@ from yzos_jobs.maintain.jobs import run_entity_promote
 pytestmark = pytest.mark.adversarial
 
 
+def _ids(db_url: str) -> dict[str, list[tuple[int, str]]]:
+    engine = create_db_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            return {
+                table: [
+                    tuple(r)
+                    for r in conn.execute(text(f"SELECT id, {name} FROM {table} ORDER BY id"))
+                ]
+                for table, name in (("entities", "display_name"), ("entity_candidates", "raw_text"))
+            }
+    finally:
+        engine.dispose()
+
+
 def test_the_next_session_of_a_repository_joins_what_021_knew(empty_db_url: str) -> None:
     database_at_021(empty_db_url)
+    before = _ids(empty_db_url)
     upgraded = run_cli("db", "upgrade", db_url=empty_db_url)
     assert upgraded.returncode == 0, upgraded.stderr
+    assert _ids(empty_db_url) == before  # SQLite's tables rebuilt (028) keep every row's id
     ctx = make_ctx(empty_db_url)  # dry_run: the next session's candidates promote inline
     rows = [
         NewCandidate("harbor-sync", "ai_tool", "aider-3", "project", None, None, T0, HARBOR, 1),

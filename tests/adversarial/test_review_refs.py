@@ -126,3 +126,20 @@ def test_an_unknown_or_ambiguous_reference_is_one_line(db_url: str) -> None:
             done = _run(db_url, *command[:1], ref, *command[1:])
             assert done.exit_code != 0, (command, ref)
             assert len(done.output.strip().splitlines()) == 1, (command, ref, done.output)
+
+
+def test_the_id_of_an_entity_merged_away_is_never_given_again(db_url: str) -> None:
+    # the newest entity merged into an older one: the next entity made gets an id of its own,
+    # so a script's `e:ID` and the decision trail of the merged one name nothing else
+    ctx = make_ctx(db_url)  # dry_run
+    add_candidates(ctx, {"raw_text": "Harbor Sync", "source_id": "s1"})
+    add_candidates(ctx, {"raw_text": "Harbor Sync App", "source_id": "s2"})
+    run_entity_promote(ctx)
+    older, newest = sorted(e.id for e in entities(ctx))
+    correct(ctx.sessions, f"e:{newest}", "merge_into", f"e:{older}")
+    add_candidates(ctx, {"raw_text": "Tide Tables", "source_id": "s3"})
+    run_entity_promote(ctx)
+    made = {e.display_name: e.id for e in entities(ctx)}
+    assert made["Tide Tables"] > newest
+    gone = _run(db_url, "show", f"e:{newest}")
+    assert gone.exit_code != 0 and len(gone.output.strip().splitlines()) == 1

@@ -57,7 +57,7 @@ def _upgrade_to_head(url: str) -> None:
     assert upgraded.returncode == 0, upgraded.stderr
     engine = create_db_engine(url)
     try:
-        assert migrate.current_revision(engine) == head_revision() == "027"
+        assert migrate.current_revision(engine) == head_revision() == "028"
     finally:
         engine.dispose()
 

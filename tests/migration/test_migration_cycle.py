@@ -27,7 +27,7 @@ ALL_TABLES = {
     "job_pauses",
     "llm_usage_days",
 }
-HEAD = "027"
+HEAD = "028"
 
 
 def _tables(engine) -> set[str]:
@@ -40,7 +40,7 @@ def test_full_upgrade_downgrade_upgrade_cycle(empty_db_url: str) -> None:
         migrate.upgrade(engine)
         assert migrate.current_revision(engine) == HEAD
         assert _tables(engine) == ALL_TABLES
-        for rev in ("026", "025", "024", "023", "022", "021", "020", "019", "018", "017"):
+        for rev in ("027", "026", "025", "024", "023", "022", "021", "020", "019", "018", "017"):
             migrate.downgrade(engine, rev)
             assert migrate.current_revision(engine) == rev
         assert "fingerprint" not in {

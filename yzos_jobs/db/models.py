@@ -1,4 +1,4 @@
-"""Typed ORM models of every table, as they stand at the head revision (027)."""
+"""Typed ORM models of every table, as they stand at the head revision (028)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,8 @@ class Entity(Base):
         CheckConstraint(in_list("kind", ENTITY_KINDS), name="kind"),
         CheckConstraint(in_list("status", ENTITY_STATUSES), name="status"),
         Index(None, "status", "verdict_source", "classified_at"),
+        # SQLite: an id a merge freed is never given to another entity (revision 028)
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
@@ -103,6 +105,7 @@ class EntityCandidate(Base):
         Index(None, "status", "id"),
         Index(None, "status", "lease_until"),
         Index(None, "source_kind", "source_id"),
+        {"sqlite_autoincrement": True},  # SQLite: a `c:ID` is never given again (revision 028)
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
