@@ -354,13 +354,14 @@ def _check_database_url(source: str, url: str) -> None:
     """A URL this project can connect by. Never echoed: it may hold the password; only the
     scheme, which cannot, is named."""
     key = f"{source}: key 'database.url'"
-    if _at_sign_past_the_host(normalize_database_url(url)):
+    normal = normalize_database_url(url)
+    if _at_sign_past_the_host(normal):
         raise ConfigError(
             f"{key}: an '@' after the host: a password holding '/' or '?' and '@' cannot be told "
             "from the host; write them in the password (or the name) as %2F, %3F and %40"
         )
     try:
-        parsed = make_url(normalize_database_url(url))
+        parsed = make_url(normal)
         port = parsed.port  # SQLAlchemy's int() of it: ValueError for "54x2" or "[::1"
     except (ArgumentError, ValueError):
         raise ConfigError(

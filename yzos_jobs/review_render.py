@@ -68,8 +68,11 @@ def json_text(data: Any, out: TextIO, indent: int | None = None) -> str:
     """`data` as JSON for `out`: the text as stored, but nothing in it acts on a terminal; on a
     stream whose encoding cannot hold every character (a Latin-1 or cp1252 locale) all non-ASCII
     is escaped, so the JSON stays whole instead of losing what the encoding cannot show."""
-    text = json.dumps(data, indent=indent, ensure_ascii=not _holds_any_character(out))
-    return text.translate(_JSON_ESCAPED)
+    return _json_dumps(data, ascii_only=not _holds_any_character(out), indent=indent)
+
+
+def _json_dumps(data: Any, *, ascii_only: bool, indent: int | None = None) -> str:
+    return json.dumps(data, indent=indent, ensure_ascii=ascii_only).translate(_JSON_ESCAPED)
 
 
 def _holds_any_character(out: TextIO) -> bool:
@@ -433,7 +436,8 @@ def write_export(rows: Iterable[dict[str, Any]], out: TextIO, fmt: str) -> int:
             writer.writerow([_csv_cell(row[k]) for k in EXPORT_FIELDS])
             n += 1
         return n
+    ascii_only = not _holds_any_character(out)  # once for the stream, not once a row
     for row in rows:
-        out.write(json_text(row, out) + "\n")
+        out.write(_json_dumps(row, ascii_only=ascii_only) + "\n")
         n += 1
     return n

@@ -166,6 +166,21 @@ def test_file_name_that_is_not_utf8_is_imported_and_remembered(db_url: str, tmp_
 # --- 4. timestamps no database holds -----------------------------------------------------------
 
 
+def _only_the_bad_skipped(
+    db_url: str, tmp_path: Path, lines: list[str], bad: tuple[int, ...], why: str
+) -> Path:
+    """Import `lines` (a JSONL file whose good records are "Before the bad ones" and "After the
+    bad ones"): each line of `bad` is one skipped line saying `why`, the good ones are imported."""
+    path = tmp_path / "records.jsonl"
+    path.write_text("".join(lines))
+    imported = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
+    assert imported.returncode == 0
+    only_skipped_at(imported, *(where(path, n) for n in bad))
+    assert all(why in line for line in imported.skipped)
+    assert candidate_texts(db_url) == ["Before the bad ones", "After the bad ones"]
+    return path
+
+
 def test_jsonl_timestamps_out_of_range_are_reported_and_skipped(
     db_url: str, tmp_path: Path
 ) -> None:
@@ -181,13 +196,7 @@ def test_jsonl_timestamps_out_of_range_are_reported_and_skipped(
     lines.append(jsonl_line("good-2", "After the bad ones", observed_at=1793790000))
     end = {"record_id": "end", "session_id": "s1", "type": "session_end"}
     lines.append(json.dumps({**end, "ended_at": "0001-01-01T00:00:00+14:00"}) + "\n")
-    path = tmp_path / "times.jsonl"
-    path.write_text("".join(lines))
-    imported = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
-    assert imported.returncode == 0
-    only_skipped_at(imported, *(where(path, n) for n in (2, 3, 4, 5, 6, 8)))
-    assert all("not a timestamp" in line for line in imported.skipped)
-    assert candidate_texts(db_url) == ["Before the bad ones", "After the bad ones"]
+    path = _only_the_bad_skipped(db_url, tmp_path, lines, (2, 3, 4, 5, 6, 8), "not a timestamp")
     _rerun_is_quiet("jsonl", path, db_url, tmp_path)
 
 
@@ -209,13 +218,9 @@ def test_jsonl_text_fields_that_are_not_strings_are_reported_and_skipped(
         json.dumps({**triage, "record_id": "bad-6", "projects": [{"name": {"evil": 1}}]}) + "\n",
     ]
     lines.append(jsonl_line("good-2", "After the bad ones"))
-    path = tmp_path / "shapes.jsonl"
-    path.write_text("".join(lines))
-    imported = run_import("jsonl", path, db_url=db_url, cwd=tmp_path)
-    assert imported.returncode == 0
-    only_skipped_at(imported, *(where(path, n) for n in (2, 3, 4, 5, 6, 7)))
-    assert all("must be a string, not a JSON" in line for line in imported.skipped)
-    assert candidate_texts(db_url) == ["Before the bad ones", "After the bad ones"]
+    _only_the_bad_skipped(
+        db_url, tmp_path, lines, (2, 3, 4, 5, 6, 7), "must be a string, not a JSON"
+    )
 
 
 def test_claude_code_timestamp_out_of_range_is_reported_and_skipped(

@@ -47,26 +47,31 @@ NOT_ENTERED = frozenset(
 _VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
 
 
+# What `stat` says of a path that is not there: gone, below a file, through a loop of links, or
+# longer than the system takes. Any other refusal (a folder this user cannot enter) leaves it
+# possibly there.
+_NOT_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG})
+
+
 def _exists(path: Path) -> bool:
-    """Whether `path` exists, or may: a path below a folder this user cannot enter cannot be
-    told (`stat` is refused) and counts as there, so that reading it reports why it was not read
-    rather than it being passed over as not configured. One below a file, or through a loop of
-    links, is not there."""
+    """Whether `path` exists, or may: a path `stat` is refused on counts as there, so that
+    reading it reports why it was not read rather than it being passed over as not
+    configured."""
     try:
         path.stat()
     except OSError as exc:
-        return exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG)
+        return exc.errno not in _NOT_THERE
     return True
 
 
 def _kind(path: Path, on_error: OnError) -> str | None:
     """ "dir", "file" (anything else that is not a folder: the reader says what it is) or None
-    where `path` is gone, or cannot be looked at (passed to `on_error`: a folder this user
+    where `path` is not there, or cannot be looked at (passed to `on_error`: a folder this user
     cannot enter is one line, and the other sources are read)."""
     try:
         mode = path.stat().st_mode
     except OSError as exc:
-        if _exists(path):  # there, or may be: say why it is not read
+        if exc.errno not in _NOT_THERE:
             on_error(path, exc)
         return None
     return "dir" if stat.S_ISDIR(mode) else "file"
