@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, wraps
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
@@ -46,6 +46,8 @@ class AppContext:
     # -v/--verbose given this many times; --log-format (None: the settings' format).
     verbose: int = 0
     log_format: str | None = None
+    # The command only reads (see `pass_reading_app`).
+    for_reading: bool = field(default=False, init=False)
     _engine: Engine | None = field(default=None, init=False)
 
     @cached_property
@@ -72,7 +74,9 @@ class AppContext:
         if self._engine is None:
             from yzos_jobs.db.connection import check_connection, create_db_engine
 
-            self._engine = create_db_engine(self.settings.database.sqlalchemy_url)
+            self._engine = create_db_engine(
+                self.settings.database.sqlalchemy_url, for_reading=self.for_reading
+            )
             check_connection(self._engine)
         return self._engine
 
@@ -191,6 +195,19 @@ def cli(ctx: click.Context, config_path: str | None, verbose: int, log_format: s
 pass_app = click.make_pass_decorator(AppContext)
 
 
+def pass_reading_app(command: Callable[..., None]) -> Callable[..., None]:
+    """`pass_app` for a command that only reads the database: a SQLite file this user may not
+    write (a service account's, in its folder) is read rather than refused."""
+
+    @pass_app
+    @wraps(command)
+    def reading(app: AppContext, *args: Any, **kwargs: Any) -> None:
+        app.for_reading = True
+        command(app, *args, **kwargs)
+
+    return reading
+
+
 @cli.group()
 def db() -> None:
     """Schema migrations (Alembic revisions 017 … 028)."""
@@ -222,7 +239,7 @@ def db_downgrade(app: AppContext, revision: str) -> None:
 
 
 @db.command("current")
-@pass_app
+@pass_reading_app
 def db_current(app: AppContext) -> None:
     """Print the database's revision and the head revision."""
     from yzos_jobs.db.connection import describe_url
@@ -569,7 +586,7 @@ def run_cmd(app: AppContext) -> None:
 @cli.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @click.option("--check", is_flag=True, help="Exit 1 when a job's last run failed or is overdue.")
-@pass_app
+@pass_reading_app
 def status_cmd(app: AppContext, as_json: bool, check: bool) -> None:
     """Queue depth, entity counts, the last run of each job, daemons seen recently."""
     from yzos_jobs.status import collect_status, render_status
@@ -642,7 +659,7 @@ def _reference_errors(as_json: bool) -> Iterator[None]:
     "--limit", type=click.IntRange(1, 100_000), default=50, show_default=True, help="Lines shown."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the entities as JSON.")
-@pass_app
+@pass_reading_app
 def entities_cmd(
     app: AppContext,
     kind: str | None,
@@ -666,7 +683,7 @@ def entities_cmd(
 @cli.command("show")
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
-@pass_app
+@pass_reading_app
 def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """Show an entity (its newest sightings, its tasks if a project, its decisions) or a
     candidate. REF: a name, e:ID (entity) or c:ID (candidate)."""
@@ -678,7 +695,7 @@ def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 @cli.command("explain")
 @click.argument("ref")
 @click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
-@pass_app
+@pass_reading_app
 def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
     """The chain of decisions that led to an entity's or a candidate's state, each with its
     reason, source and model. REF: a name, e:ID or c:ID."""
@@ -760,7 +777,7 @@ def correct_cmd(
     help="JSON lines or CSV (with a header).",
 )
 @click.option("--include-archived", is_flag=True, help="Archived entities too.")
-@pass_app
+@pass_reading_app
 def export_cmd(app: AppContext, fmt: str, include_archived: bool) -> None:
     """Export entities with kind, project, sighting count, first and last seen, to stdout."""
     from yzos_jobs.review_render import write_export

@@ -26,7 +26,7 @@ from tests.adversarial.importing import (
     run_import,
     where,
 )
-from tests.support.cli import cli_env, run_cli
+from tests.support.cli import cli_env, run_cli, without_root_powers
 from tests.support.jobs import make_ctx
 from yzos_jobs.db.models import AppMetadataRow
 from yzos_jobs.importers.reading import MAX_LINE_BYTES
@@ -188,17 +188,6 @@ def test_importer_named_a_fifo_or_a_device_says_so_in_one_line(tmp_path: Path) -
 # --- 17. unreadable files and directories ---------------------------------------------------
 
 
-def _without_root_powers() -> list[str]:
-    """As root, chmod 000 blocks nothing (CAP_DAC_OVERRIDE): the import then runs with every
-    capability dropped (setpriv), so root's reads obey file modes like anyone's."""
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: cannot make a file unreadable")
-    return [setpriv, "--inh-caps=-all", "--bounding-set=-all", "--"]
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="setpriv and /dev/zero semantics")
 @pytest.mark.parametrize("importer", ["jsonl", "claude-code"])
 def test_unreadable_file_and_directory_are_one_line_each_and_the_rest_imported(
@@ -225,7 +214,7 @@ def test_unreadable_file_and_directory_are_one_line_each_and_the_rest_imported(
             db_url=db_url,
             cwd=tmp_path,
             config=idle_config(tmp_path),
-            prefix=_without_root_powers(),
+            prefix=without_root_powers(),
         )
     finally:
         locked.chmod(0o755)
@@ -269,9 +258,7 @@ def test_a_source_folder_that_cannot_be_entered_costs_only_itself(
     locked.chmod(0)
     closed.chmod(0)
     try:
-        ran = run_cli(
-            "once", "import_sources", env=env, cwd=tmp_path, prefix=_without_root_powers()
-        )
+        ran = run_cli("once", "import_sources", env=env, cwd=tmp_path, prefix=without_root_powers())
     finally:
         locked.chmod(0o755)
         closed.chmod(0o755)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import traceback
@@ -13,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 import structlog
 from click.testing import CliRunner
 
@@ -41,6 +43,18 @@ def llm_cli_env(db_url: str, base_url: str, api_key: str) -> dict[str, str]:
         YZOS_LLM_MODEL="double-7b",
         YZOS_LLM_API_KEY=api_key,
     )
+
+
+def without_root_powers() -> list[str]:
+    """The prefix under which a command obeys file modes as any user does. As root, chmod
+    blocks nothing (CAP_DAC_OVERRIDE): the command then runs with every capability dropped
+    (setpriv)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: file modes cannot be made to bind")
+    return [setpriv, "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
 def run_cli(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from yzos_jobs.config import DatabaseSettings
+from yzos_jobs.db.connection import describe_url, is_read_only
 from yzos_jobs.db.schema_state import SchemaNotReady, current_revision, head_revision
 
 
@@ -15,6 +16,11 @@ def ensure_schema(engine: Engine, settings: DatabaseSettings) -> None:
     current, head = current_revision(engine), head_revision()
     if current == head:
         return
+    if is_read_only(engine):
+        raise SchemaNotReady(
+            f"{describe_url(engine)} is at revision {current or 'base'}, this version needs "
+            f"{head}, and this user may not write it: run `yzos-jobs db upgrade` as one who may"
+        )
     if settings.should_auto_migrate:
         from yzos_jobs.db.migrate import upgrade
 

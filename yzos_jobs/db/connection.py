@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import quote, unquote
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 if TYPE_CHECKING:  # the ORM is loaded by the commands that use sessions, not by `status`
@@ -28,33 +31,85 @@ class DatabaseUnavailable(Exception):
 
 
 def create_db_engine(
-    url: str, *, for_migrations: bool = False, reads_only: bool = False, **kwargs: Any
+    url: str,
+    *,
+    for_migrations: bool = False,
+    reads_only: bool = False,
+    for_reading: bool = False,
+    **kwargs: Any,
 ) -> Engine:
     """`reads_only`: an engine that never writes (the daemon's health probes and gauges); on
     SQLite its transactions then take no write lock, so they neither wait for a writer nor
-    hold one up."""
+    hold one up. `for_reading`: a command that only reads (`status`, `entities`, `export`):
+    a SQLite file this process may not write, or in a folder it may not write (a service
+    account's database an operator reads), is opened read-only rather than refused."""
     url = normalize_database_url(url)
-    backend = make_url(url).get_backend_name()
-    if backend == "sqlite":
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        read_only = _read_only_url(parsed) if for_reading else None
         # Batches bind lists of varying length, so nearly every batch is a new statement text;
         # the driver's default cache of 128 prepared statements per connection then holds tens
         # of MB of them for nothing (an aider import of 100 MB peaked at 165 MB, 141 with 32).
         connect_args = {"timeout": 60, "check_same_thread": False, "cached_statements": 32}
-        engine = create_engine(url, connect_args=connect_args, **kwargs)
-        _configure_sqlite(engine, foreign_keys=not for_migrations, immediate=not reads_only)
+        engine = create_engine(read_only or url, connect_args=connect_args, **kwargs)
+        _configure_sqlite(
+            engine,
+            foreign_keys=not for_migrations,
+            immediate=not (reads_only or read_only),
+            read_only=read_only is not None,
+        )
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("connect_args", {"connect_timeout": 10})
     return create_engine(url, **kwargs)
 
 
-def _configure_sqlite(engine: Engine, *, foreign_keys: bool, immediate: bool) -> None:
+def _read_only_url(url: URL) -> URL | None:
+    """The URL that opens an existing SQLite file read-only, where this process may not write
+    the file or its folder (SQLite would otherwise fail at the first write it tries, the WAL
+    setting); None where it may, or where the URL names no file.
+
+    Under WAL a reader needs the database's `-shm` index beside it, which it cannot make in a
+    folder it may not write. Where no writer has one open (no `-shm`, no `-wal`: the last
+    writer closed cleanly and folded its log into the file) the file alone is the whole
+    database, and SQLite is told so (`immutable`)."""
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    path = Path(database)
+    if not path.is_file():
+        return None  # a new embedded database, made where it is first used
+    folder = path.parent
+    if os.access(path, os.W_OK) and os.access(folder, os.W_OK):
+        return None
+    query = {**url.query, "mode": "ro", "uri": "true"}
+    log, index = Path(f"{path}-wal"), Path(f"{path}-shm")
+    if not os.access(folder, os.W_OK) and not index.exists():
+        if log.exists() and log.stat().st_size:
+            raise DatabaseUnavailable(
+                f"cannot read {path}: its log {log.name} holds writes a stopped process left, "
+                f"and reading them takes a file this user may not make in {folder}; any "
+                "yzos-jobs command run by a user who may write there folds them in"
+            )
+        query["immutable"] = "1"
+    return url.set(database=f"file:{quote(str(path.absolute()))}", query=query)
+
+
+def is_read_only(engine: Engine) -> bool:
+    """Whether `engine` opens its SQLite file read-only (see `_read_only_url`)."""
+    return engine.dialect.name == "sqlite" and engine.url.query.get("mode") == "ro"
+
+
+def _configure_sqlite(
+    engine: Engine, *, foreign_keys: bool, immediate: bool, read_only: bool = False
+) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy, not the driver, open transactions (see the "begin" hook below).
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        if not read_only:  # a file read-only keeps the journal mode its writer gave it
+            cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         # Checkpoint every ~40 MB of log, not every 4 MB: a bulk write (an import, a promote)
         # rewrites the same index pages batch after batch, and each checkpoint copied them all
@@ -79,6 +134,9 @@ def describe_url(engine_or_url: Engine | str) -> str:
     mask every URL goes through, which also hides the user, a password libpq takes from the
     query (`?password=`) and the whole of one holding an `@`, all of which SQLAlchemy's
     `hide_password` shows."""
+    if isinstance(engine_or_url, Engine) and is_read_only(engine_or_url):
+        path = unquote((engine_or_url.url.database or "").removeprefix("file:"))
+        return f"sqlite:///{path} (read-only)"
     if isinstance(engine_or_url, Engine):
         return mask_url(engine_or_url.url.render_as_string(hide_password=True))
     return mask_url(engine_or_url)
