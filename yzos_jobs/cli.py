@@ -48,6 +48,8 @@ class AppContext:
     log_format: str | None = None
     # The command only reads (see `pass_reading_app`).
     for_reading: bool = field(default=False, init=False)
+    # The command acts on what is stored: a database that is not there is named, not made.
+    must_exist: bool = field(default=False, init=False)
     _engine: Engine | None = field(default=None, init=False)
 
     @cached_property
@@ -75,7 +77,9 @@ class AppContext:
             from yzos_jobs.db.connection import check_connection, create_db_engine
 
             self._engine = create_db_engine(
-                self.settings.database.sqlalchemy_url, for_reading=self.for_reading
+                self.settings.database.sqlalchemy_url,
+                for_reading=self.for_reading,
+                must_exist=self.must_exist,
             )
             check_connection(self._engine)
         return self._engine
@@ -195,14 +199,28 @@ def cli(ctx: click.Context, config_path: str | None, verbose: int, log_format: s
 pass_app = click.make_pass_decorator(AppContext)
 
 
+def pass_stored_app(command: Callable[..., None]) -> Callable[..., None]:
+    """`pass_app` for a command that acts on what is stored (a correction, a pause): a SQLite
+    database that is not there is named, not made empty (run from another folder than the
+    daemon's, a relative URL names another file)."""
+
+    @pass_app
+    @wraps(command)
+    def acting(app: AppContext, *args: Any, **kwargs: Any) -> None:
+        app.must_exist = True
+        command(app, *args, **kwargs)
+
+    return acting
+
+
 def pass_reading_app(command: Callable[..., None]) -> Callable[..., None]:
-    """`pass_app` for a command that only reads the database: a SQLite file this user may not
-    write (a service account's, in its folder) is read rather than refused."""
+    """`pass_stored_app` for a command that only reads the database: a SQLite file this user
+    may not write (a service account's, in its folder) is read rather than refused."""
 
     @pass_app
     @wraps(command)
     def reading(app: AppContext, *args: Any, **kwargs: Any) -> None:
-        app.for_reading = True
+        app.for_reading = app.must_exist = True
         command(app, *args, **kwargs)
 
     return reading
@@ -714,7 +732,7 @@ def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 @click.option("--requeue", is_flag=True, help="Put a rejected candidate back to pending.")
 @click.option("--reason", metavar="TEXT", help="Why; kept with the correction.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@pass_app
+@pass_stored_app
 def correct_cmd(
     app: AppContext,
     ref: str,
@@ -818,7 +836,7 @@ def _operator() -> str:
 
 @cli.command("pause")
 @click.argument("job", type=click.Choice(PAUSABLE))
-@pass_app
+@pass_stored_app
 def pause_cmd(app: AppContext, job: str) -> None:
     """Pause a scheduled job: every daemon on the database skips it from its next run on, until
     `resume`."""
@@ -837,7 +855,7 @@ def pause_cmd(app: AppContext, job: str) -> None:
 
 @cli.command("resume")
 @click.argument("job", type=click.Choice(PAUSABLE))
-@pass_app
+@pass_stored_app
 def resume_cmd(app: AppContext, job: str) -> None:
     """Resume a paused job: daemons run it again from their next scheduled run."""
     from yzos_jobs.db.job_pauses import resume_job

@@ -273,9 +273,14 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _format_validation_error(source: str, err: ValidationError) -> str:
+def _format_validation_error(
+    source: str, err: ValidationError, overridden: dict[str, str] | None = None
+) -> str:
+    """One line naming where the bad value came from (the file, or the environment variable
+    `overridden` names for its key) and the key."""
     first = err.errors()[0]
     key = ".".join(str(p) for p in first["loc"]) or "<root>"
+    source = (overridden or {}).get(key, source)
     if first["type"] == "extra_forbidden":
         return f"{source}: unknown key '{key}'"
     value = first.get("input")
@@ -454,7 +459,8 @@ def load_settings(
     try:
         settings = Settings.model_validate({**data, "source": source})
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(source, exc)) from None
+        overridden = {f"{s}.{k}": var for var, (s, k) in _ENV_OVERRIDES.items() if env.get(var)}
+        raise ConfigError(_format_validation_error(source, exc, overridden)) from None
     url_source = "YZOS_DATABASE_URL" if env.get("YZOS_DATABASE_URL") else source
     _check_database_url(url_source, settings.database.url)
     _check_llm_endpoint(

@@ -52,6 +52,9 @@ RUN_BUCKETS = (0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, float("inf"))
 LLM_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, float("inf"))
 
 
+CANDIDATE_SITES = ("promote_candidate", "apply_entities")
+
+
 def decision_source(call_site: str, source: str) -> str:
     """A decision's source as the metric names it: a person's correction, a session triage's
     proposal, or the verdict's own source (llm, cache, fallback, dry_run)."""
@@ -241,15 +244,19 @@ def _decision_gauges(conn: Connection) -> list[_Gauge]:
             gauge.add(part / whole)
         return gauge
 
-    promote = [r for r in rows if r.call_site == "promote_candidate"]
+    # A candidate is decided by `entity_promote` or, as its session ends, by `import_sources`
+    # (whose moves of what a session proposed are no decision on a candidate)
+    candidates = [
+        r for r in rows if r.call_site in CANDIDATE_SITES and r.outcome in ("promoted", "rejected")
+    ]
     purge = [r for r in rows if r.call_site == "entity_purge_v06"]
     return [
         by_source,
         share(
             "yzos_store_rejected_share",
             "Share of the last day's candidate decisions that rejected the candidate.",
-            sum(r.n for r in promote if r.outcome == "rejected"),
-            sum(r.n for r in promote),
+            sum(r.n for r in candidates if r.outcome == "rejected"),
+            sum(r.n for r in candidates),
         ),
         share(
             "yzos_store_archived_share",

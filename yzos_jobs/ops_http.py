@@ -79,21 +79,30 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # a scrape every few seconds is no news
 
     def do_GET(self) -> None:
+        self._answer(with_body=True)
+
+    def do_HEAD(self) -> None:
+        # An uptime checker asks for the status alone: the same answer, without its body.
+        self._answer(with_body=False)
+
+    def _answer(self, with_body: bool) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/metrics":
-            self._send(200, generate_latest(self.server.ops.registry), CONTENT_TYPE_LATEST)
+            body, kind = generate_latest(self.server.ops.registry), CONTENT_TYPE_LATEST
+            self._send(200, body, kind, with_body)
         elif path == "/healthz":
             health = self.server.ops.health()
-            self._send(200 if health.ok else 503, health.body().encode(), "text/plain")
+            self._send(200 if health.ok else 503, health.body().encode(), "text/plain", with_body)
         else:
-            self._send(404, b"not found: try /healthz or /metrics\n", "text/plain")
+            self._send(404, b"not found: try /healthz or /metrics\n", "text/plain", with_body)
 
-    def _send(self, code: int, body: bytes, content_type: str) -> None:
+    def _send(self, code: int, body: bytes, content_type: str, with_body: bool) -> None:
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if with_body:
+            self.wfile.write(body)
 
 
 class OpsServer:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from tests.support.cli import cli_env, run_cli
+from tests.support.cli import assert_one_line_error, cli_env, run_cli
 
 
 def _assert_one_line_error(result, code: int, *needles: str) -> None:
@@ -195,3 +195,21 @@ def test_the_db_commands_do_not_show_a_password_given_in_the_query(
     assert result.returncode == 0, result.stderr
     assert f"@{url.host}" in result.stdout and "?password=***" in result.stdout
     assert password not in result.stdout + result.stderr
+
+
+def test_a_bad_value_from_the_environment_names_its_variable_not_the_file(
+    tmp_path: Path,
+) -> None:
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[llm]\nbackend = "dry_run"\n')
+    result = run_cli(
+        "--config", str(cfg), "status", cwd=tmp_path, env=cli_env(YZOS_LLM_BACKEND="bogus")
+    )
+    line = assert_one_line_error(result, 2, "YZOS_LLM_BACKEND", "llm.backend", "bogus")
+    assert str(cfg) not in line
+    # a bad value in the file, beside a good override, is still the file's
+    cfg.write_text('[llm]\nbackend = "dry_run"\ntimeout_s = -1\n')
+    result = run_cli(
+        "--config", str(cfg), "status", cwd=tmp_path, env=cli_env(YZOS_LLM_BACKEND="openai")
+    )
+    _assert_one_line_error(result, 2, str(cfg), "llm.timeout_s")

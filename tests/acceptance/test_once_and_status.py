@@ -7,9 +7,11 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from tests.support.cli import run_cli
+from tests.support.cli import REPO, assert_one_line_error, run_cli
 from tests.support.jobs import add_candidates, make_ctx
 from yzos_jobs.db.connection import create_db_engine
+
+EXAMPLES = REPO / "examples" / "observations.jsonl"
 
 
 def _rename(db_url: str, old: str, new: str) -> None:
@@ -76,3 +78,32 @@ def test_purge_alias_and_unmigrated_postgres_refusal(empty_db_url: str, tmp_path
         assert result.returncode == 1
         assert "run `yzos-jobs db upgrade`" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_command_run_away_from_the_database_names_it_rather_than_make_an_empty_one(
+    tmp_path: Path,
+) -> None:
+    # the daemon keeps the default relative database in its own folder; a person runs a review
+    # command or a pause from another with the same settings
+    daemon, elsewhere = tmp_path / "daemon", tmp_path / "home"
+    daemon.mkdir()
+    elsewhere.mkdir()
+    imported = run_cli("import", "jsonl", str(EXAMPLES), cwd=daemon)
+    assert imported.returncode == 0, imported.stderr
+    for command in (
+        ["status", "--check"],
+        ["entities"],
+        ["db", "current"],
+        ["pause", "entity_promote"],
+        ["correct", "Telegram", "--not-entity"],
+    ):
+        ran = run_cli(*command, cwd=elsewhere)
+        assert_one_line_error(
+            ran, 1, f"no database at {elsewhere / 'yzos.db'}", "set database.url to an absolute"
+        )
+    assert list(elsewhere.iterdir()) == []
+    # named absolutely, it is found from anywhere
+    absolute = run_cli("status", db_url=f"sqlite:///{daemon / 'yzos.db'}", cwd=elsewhere)
+    assert absolute.returncode == 0, absolute.stderr
+    assert "candidates  pending" in absolute.stdout
+    assert list(elsewhere.iterdir()) == []

@@ -3,11 +3,13 @@ process, a real HTTP client, prometheus_client's parser."""
 
 from __future__ import annotations
 
+import http.client
 import socket
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from prometheus_client import CollectorRegistry, Counter
 from sqlalchemy.engine import make_url
 
 from tests.support.daemons import start_daemon, stop, wait_for, write_config
@@ -15,6 +17,8 @@ from tests.support.jobs import add_candidates, candidates, make_ctx
 from tests.support.scrape import free_port, get, value
 from tests.support.tcp_proxy import TcpProxy
 from yzos_jobs.cli import cli
+from yzos_jobs.health import Health
+from yzos_jobs.ops_http import OpsServer
 from yzos_jobs.testing import OpenAIDouble
 from yzos_jobs.testing.double import usage_of
 
@@ -113,3 +117,25 @@ def test_a_port_already_taken_is_one_line_and_exit_2(db_url: str, tmp_path: Path
     assert result.exit_code == 2
     [line] = result.output.splitlines()
     assert f"cannot listen on 127.0.0.1:{port}" in line
+
+
+def test_head_gets_each_answer_without_its_body() -> None:
+    registry = CollectorRegistry()
+    Counter("yzos_probe_total", "A counter to scrape.", registry=registry).inc()
+    health = Health(problems=["the database does not answer"])
+    server = OpsServer(("127.0.0.1", 0), registry, lambda: health).start()
+    host, port = server.address
+    try:
+        for path, status in (("/healthz", 503), ("/metrics", 200), ("/nothing", 404)):
+            answers = {}
+            for method in ("GET", "HEAD"):
+                conn = http.client.HTTPConnection(host, port, timeout=10)
+                conn.request(method, path)
+                reply = conn.getresponse()
+                answers[method] = (reply.status, reply.getheader("Content-Length"), reply.read())
+                conn.close()
+            (got, length, body), (head_status, head_length, head_body) = answers.values()
+            assert got == head_status == status
+            assert head_length == length == str(len(body)) and body and head_body == b""
+    finally:
+        server.stop()

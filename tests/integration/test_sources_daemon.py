@@ -217,6 +217,8 @@ def test_sigterm_stops_a_long_import_after_the_batch_in_hand(db_url: str, tmp_pa
     assert code == 0, err[-3000:]
     stopped_at, _ = _candidates(ctx)
     assert stopped_at < records  # it did not read the file to its end first
+    status = run_cli("status", env=env, cwd=tmp_path)
+    assert "stopped early by a signal; the next run goes on" in status.stdout, status.stdout
     again = run_cli("once", "import_sources", env=env, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     assert _candidates(ctx) == (records, records)

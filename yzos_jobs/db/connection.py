@@ -36,16 +36,22 @@ def create_db_engine(
     for_migrations: bool = False,
     reads_only: bool = False,
     for_reading: bool = False,
+    must_exist: bool = False,
     **kwargs: Any,
 ) -> Engine:
     """`reads_only`: an engine that never writes (the daemon's health probes and gauges); on
     SQLite its transactions then take no write lock, so they neither wait for a writer nor
     hold one up. `for_reading`: a command that only reads (`status`, `entities`, `export`):
     a SQLite file this process may not write, or in a folder it may not write (a service
-    account's database an operator reads), is opened read-only rather than refused."""
+    account's database an operator reads), is opened read-only rather than refused.
+    `must_exist`: a command that acts on what is stored (a listing, a pause): a SQLite file
+    that is not there is named rather than made empty, which from another working directory
+    than the daemon's would answer for a database nothing writes."""
     url = normalize_database_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
+        if must_exist:
+            _refuse_missing(parsed)
         read_only = _read_only_url(parsed) if for_reading else None
         # Batches bind lists of varying length, so nearly every batch is a new statement text;
         # the driver's default cache of 128 prepared statements per connection then holds tens
@@ -93,6 +99,22 @@ def _read_only_url(url: URL) -> URL | None:
             )
         query["immutable"] = "1"
     return url.set(database=f"file:{quote(str(path.absolute()))}", query=query)
+
+
+def _refuse_missing(url: URL) -> None:
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return
+    path = Path(database)
+    if path.exists():
+        return
+    where = f"no database at {path.absolute()}"
+    if not path.is_absolute():
+        raise DatabaseUnavailable(
+            f"{where}: a relative SQLite URL names a file in the working directory; run where "
+            "the daemon runs, or set database.url to an absolute path"
+        )
+    raise DatabaseUnavailable(f"{where}: nothing has written one there yet")
 
 
 def is_read_only(engine: Engine) -> bool:
