@@ -28,7 +28,7 @@ LABEL_KEYS = {
 }
 # A transcript is kept whole up to about 2.5 MB (the early rounds trimmed theirs to their first
 # whole lines, most to 400 KB or less); the budget keeps the clone small.
-CC_BUDGET_BYTES = 115_000_000
+CC_BUDGET_BYTES = 120_000_000
 CC_MAX_FILES = 300
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000
@@ -61,13 +61,13 @@ def _is_request(record: dict[str, Any]) -> bool:
     """A user turn a person typed, structurally: a user record that no flag marks as written by
     Claude Code or a subagent, and that is not only a tool result (text typed while a tool ran
     is written beside its result, in the same record); or the queue record of a prompt typed
-    while Claude Code worked (`enqueue`, its content typed text, not a tagged or JSON notice)."""
+    while Claude Code worked (`enqueue`, its content typed text, not a tagged or JSON notice, or
+    none where an attachment carries the prompt)."""
     if record.get("type") == "queue-operation":  # typed while Claude Code worked
         content = record.get("content")
-        return (
-            record.get("operation") == "enqueue"
-            and isinstance(content, str)
-            and (not content.lstrip().startswith(("{", "<")))
+        return record.get("operation") == "enqueue" and (
+            content is None  # newer versions: the prompt is in a queued_command attachment
+            or (isinstance(content, str) and not content.lstrip().startswith(("{", "<")))
         )
     if record.get("type") != "user":
         return False
@@ -93,7 +93,7 @@ def _is_commit(record: dict[str, Any]) -> bool:
     return isinstance(content, list) and any(
         isinstance(p, dict)
         and p.get("type") == "tool_use"
-        and p.get("name") == "Bash"
+        and p.get("name") in ("Bash", "PowerShell")
         and _GIT_COMMIT.search(str(p.get("input", {}).get("command", ""))) is not None
         for p in content
     )

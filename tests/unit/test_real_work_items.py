@@ -212,13 +212,13 @@ def test_a_request_typed_beside_an_opened_file_is_a_request() -> None:
 
 
 def test_a_request_typed_while_claude_code_worked_joins_the_work_in_progress() -> None:
-    # Claude Code queued "I want a cute orange style…" (line 38) while it planned the sticky-note
-    # app, and handed it over within the turn as a `queued_command` attachment
+    # "I want a cute orange style…" was typed while Claude Code planned the sticky-note app
+    # (queued, line 34) and handed over within the turn as a `queued_command` attachment
     [session] = claude(STICKY)
-    [queued] = [e for e in session.events if isinstance(e, Request) and e.line == 38]
+    [queued] = [e for e in session.events if isinstance(e, Request) and e.line == 34]
     assert queued.queued and queued.title.startswith("我想要可爱的橘子风格")
     [first, *_] = session.tasks()
-    assert [r.line for r in first.item.requests] == [4, 10, 38]
+    assert [r.line for r in first.item.requests] == [4, 10, 34]
     # a task's notification queued the same way is no request
     assert not [e for e in session.events if e.line == 271]
 
@@ -240,12 +240,24 @@ def test_a_prompt_claude_code_kept_only_in_its_queue_is_a_queued_request() -> No
     assert queued_lines == [92]
 
 
-def test_a_prompt_handed_over_in_a_record_of_its_own_is_read_there_not_from_the_queue() -> None:
-    # the sticky-note transcript queued "我想要可爱的橘子风格…" (enqueue, line 34) and handed it
-    # over as a `queued_command` attachment (line 38): one request, on the attachment's line
+def test_a_queued_prompt_rests_where_it_was_typed_however_it_was_handed_over() -> None:
+    # the sticky-note transcript queued "我想要可爱的橘子风格…" (enqueue, line 34), removed it
+    # from the queue (35) and handed it over as a `queued_command` attachment (38): one request,
+    # on the line where it was typed
     [session] = claude(STICKY)
     orange = [e.line for e in session.events if isinstance(e, Request) and "橘子" in e.text]
-    assert orange == [38]
+    assert orange == [34]
+    # a newer Claude Code writes no prompt in the queue's records and the attachment's as text
+    # parts, handed over just after the queue removed it (enqueue 160, remove 165, attachment
+    # 166) or just before (enqueue 431, attachment 438, remove 439): each is a request, on the
+    # line where it was typed, joining the work in progress
+    [riskbot] = claude(RISKBOT)
+    queued = {e.line: e.text for e in riskbot.events if isinstance(e, Request) and e.queued}
+    assert sorted(queued) == [160, 431]
+    assert queued[160] == "eventid is in the eventid post variable"
+    assert queued[431].startswith('The "Contact staff" modal should trigger a message')
+    by_line = {line: t for t in riskbot.tasks() for line in t.item.lines()}
+    assert by_line[160] is by_line[139] and by_line[431] is by_line[425]
 
 
 def test_a_slash_command_whose_prompt_claude_code_sent_is_a_request() -> None:
@@ -280,19 +292,24 @@ def test_a_pasted_powershell_prompt_names_no_work_item() -> None:
     assert all(t.line != 49 for t in session.tasks())
 
 
+def _transcript_record(n: int, kind: str, content: list[dict[str, object]], cwd: str) -> str:
+    """Line `n` of a one-session Claude Code transcript: a user or assistant turn."""
+    return json.dumps(
+        {
+            "uuid": f"u{n}",
+            "sessionId": "s1",
+            "cwd": cwd,
+            "type": kind,
+            "message": {"role": kind, "content": content},
+            "timestamp": f"2026-11-04T10:00:{n:02d}Z",
+        }
+    )
+
+
 def test_text_typed_beside_a_tool_result_is_a_queued_request(tmp_path: Path) -> None:
     # older Claude Code wrote a prompt typed while a tool ran beside the tool's result
     def record(n: int, kind: str, content: list[dict[str, object]]) -> str:
-        return json.dumps(
-            {
-                "uuid": f"u{n}",
-                "sessionId": "s1",
-                "cwd": "/home/me/shop",
-                "type": kind,
-                "message": {"role": kind, "content": content},
-                "timestamp": f"2026-11-04T10:00:{n:02d}Z",
-            }
-        )
+        return _transcript_record(n, kind, content, "/home/me/shop")
 
     edit = {"file_path": "/home/me/shop/cart.py", "old_string": "a", "new_string": "b"}
     call = {"type": "tool_use", "id": "t1", "name": "Edit", "input": edit}
@@ -321,6 +338,44 @@ def test_text_typed_beside_a_tool_result_is_a_queued_request(tmp_path: Path) -> 
     requests = [e for e in session.events if isinstance(e, Request)]
     assert [(r.line, r.queued) for r in requests] == [(1, False), (3, True), (4, False)]
     assert [[r.line for r in t.item.requests] for t in session.tasks()] == [[1, 3], [4]]
+
+
+def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:
+    # Claude Code on Windows runs shell commands with its PowerShell tool: git is called as in
+    # Bash, and its result shows the commit as git prints it
+    def record(n: int, kind: str, content: list[dict[str, object]]) -> str:
+        return _transcript_record(n, kind, content, "C:\\Users\\me\\shop")
+
+    edit = {"file_path": "C:\\Users\\me\\shop\\cart.py", "old_string": "a", "new_string": "b"}
+    command = 'git add -A\n$out = git commit -m "Add the cart page"\nWrite-Output $out 2>$null'
+    calls = [
+        {"type": "tool_use", "id": "t1", "name": "Edit", "input": edit},
+        {"type": "tool_use", "id": "t2", "name": "PowerShell", "input": {"command": command}},
+    ]
+    printed = "[main 3f9c2ab] Add the cart page\n 1 file changed, 1 insertion(+)"
+    results = [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "The file was updated"},
+        {"type": "tool_result", "tool_use_id": "t2", "content": printed},
+    ]
+    path = tmp_path / "s1.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                record(1, "user", [{"type": "text", "text": "make a page for the cart"}]),
+                record(2, "assistant", calls[:1]),
+                record(3, "user", results[:1]),
+                record(4, "assistant", calls[1:]),
+                record(5, "user", results[1:]),
+            ]
+        )
+        + "\n"
+    )
+    [group] = transcript_groups([path])
+    [session] = transcript_sessions(group)
+    [commit] = [e for e in session.events if isinstance(e, Commit)]
+    assert (commit.line, commit.sha, commit.subject) == (4, "3f9c2ab", "Add the cart page")
+    [task] = session.tasks()
+    assert task.title == "Add the cart page" and task.item.lines() == [1, 4]
 
 
 def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:
@@ -571,6 +626,7 @@ def test_aiders_own_output_pasted_back_at_the_prompt_is_no_request() -> None:
 
 MYPROJEC = "aider/AlosMarkets__myproject/.aider.chat.history.md"
 STICKY = "claude-code/-Users-admin-Desktop/bd282509-c6ca-4b2e-ad2d-3d9cd0bb8be5.jsonl"
+RISKBOT = "claude-code/-home-riskbot/29485c9f-7c12-4f30-908c-61f27e81c6c3.jsonl"
 DND_SHOP = "claude-code/-mnt-c-Users-supanut-akaram/199d5e8c-7fa9-498e-8db6-005e02f13909.jsonl"
 
 

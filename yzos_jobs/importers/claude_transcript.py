@@ -17,13 +17,15 @@ a record gives (a `Fact`):
   `queued_command` attachment in prompt mode, or (older versions) text beside a tool's result,
   or, where it wrote neither, the `queue-operation` records alone: the prompt `enqueue`d, then
   `remove`d from the queue as it was handed over (one `dequeue`d is handed over as a user turn
-  of its own; `popAll` took the queue back to edit). The request rests on the `enqueue` line; a
-  background task's notice queued the same way (tagged, or a JSON object) is none.
-- a commit: a Bash tool call running `git commit` whose result shows git's `[<branch> <sha>]
-  <subject>` line (possibly after hook output), or, for a quiet commit, what a `git log` or
-  `git push` after it printed of the new commit (`confirmed_commit`); its subject is the first
-  line of the message the command passed (`-m "…"`, or a heredoc), else the one git printed. It
-  rests on the line of the tool call.
+  of its own; `popAll` took the queue back to edit). The request rests on the `enqueue` line
+  where the queue recorded the prompt (an attachment handed over beside its removal included:
+  the person typed it there); a background task's notice queued the same way (tagged, or a
+  JSON object) is none.
+- a commit: a Bash (on Windows also PowerShell) tool call running `git commit` whose result
+  shows git's `[<branch> <sha>] <subject>` line (possibly after hook output), or, for a quiet
+  commit, what a `git log` or `git push` after it printed of the new commit
+  (`confirmed_commit`); its subject is the first line of the message the command passed (`-m
+  "…"`, or a heredoc), else the one git printed. It rests on the line of the tool call.
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names, or an MCP
   server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`),
   once the call's result shows the edit was made (not rejected by the person, not an error).
@@ -156,6 +158,10 @@ _BOOKKEEPING_TOOLS = frozenset(
     }
 )
 # Tools that read a file or search a folder, and the input naming it.
+# The tools that run a shell command: Bash, and on Windows PowerShell. git is called alike in
+# both; what else a command changes (files written, folders made or moved) is read from Bash's
+# only: PowerShell's cmdlets, `$null` and here-strings are another language.
+_SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 _LOOKING_TOOLS = {
     "Read": "file_path",
     "NotebookRead": "notebook_path",
@@ -226,7 +232,8 @@ class _Queued:
     line: int
     at: datetime | None
     stamp: str  # the enqueue record's timestamp as written
-    text: str
+    text: str | None  # None: the record holds no prompt (newer versions write it only when handed)
+    carried: bool = False  # an attachment carried it to the model before the queue removed it
 
 
 @dataclass(frozen=True)
@@ -412,6 +419,9 @@ class TranscriptReader:
         # What waits in each session's queue, in order: prompts typed while Claude Code worked,
         # and background tasks' notices (kept as None so that each removal pairs with its entry)
         self._queues: dict[str, list[_Queued | None]] = {}
+        # Per session, the prompt the queue last handed over (`remove`), for the attachment
+        # that carries it to the model next
+        self._handed: dict[str, _Queued | None] = {}
         # A slash command with no request after it, waiting for the expansion Claude Code sends
         # the model in the next user record
         self._command: _Command | None = None
@@ -530,12 +540,27 @@ class TranscriptReader:
 
     def _queued(self, base: Fact, attachment: Any) -> list[Fact]:
         """A prompt typed while Claude Code worked, handed to it within the turn: a
-        `queued_command` attachment in prompt mode (not a task's notification)."""
+        `queued_command` attachment in prompt mode (not a task's notification), its prompt text
+        or (newer versions) text parts. The request rests where the prompt was typed: on the
+        queue's record of it (`enqueue`), which the queue removes just before or just after the
+        attachment; where the queue removed it first and its record holds the same prompt, that
+        record's request stands and the attachment adds none."""
         if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
             return []
-        prompt = attachment.get("prompt")
-        if attachment.get("commandMode", "prompt") != "prompt" or not isinstance(prompt, str):
+        sid = base.session_id
+        handed = self._handed.pop(sid, None)
+        prompt = "\n\n".join(_text_parts(attachment.get("prompt")))
+        if attachment.get("commandMode", "prompt") != "prompt" or not prompt:
             return []
+        queue = self._queues.get(sid)
+        if handed is not None and handed.text is not None:
+            if handed.text == prompt:
+                return []
+            handed = None  # another prompt than the one removed: it rests here
+        elif handed is None and queue and queue[0] is not None and not queue[0].carried:
+            handed = queue[0] = replace(queue[0], carried=True)  # removed next, with no request
+        if handed is not None:
+            base = replace(base, line=handed.line, at=handed.at or base.at)
         return self._queued_request(base, prompt)
 
     def _queue_operation(self, r: dict[str, Any], where: Position, sid: str) -> list[Fact]:
@@ -544,12 +569,16 @@ class TranscriptReader:
         queue = self._queues.setdefault(sid, [])
         if operation == "enqueue":
             stamp = r.get("timestamp") if isinstance(r.get("timestamp"), str) else ""
-            typed = isinstance(content, str) and not _is_notice(content)
+            # a prompt, or none written (newer versions); not a task's notice
+            typed = content is None or (isinstance(content, str) and not _is_notice(content))
             at = parse_timestamp(r.get("timestamp"), where)
             queue.append(_Queued(where.file_line, at, stamp, content) if typed else None)
         elif operation == "remove" and queue:
             queued = queue.pop(0)
-            if queued is not None:
+            if queued is not None and queued.carried:
+                return []  # the attachment before this gave its request
+            self._handed[sid] = queued
+            if queued is not None and queued.text is not None:
                 # the line alone is no record's identity: another file has the same line
                 uuid = f"queue:{sid}:{queued.stamp}:{queued.line}"
                 base = Fact(uuid, sid, queued.line, queued.at, None, from_queue=True)
@@ -595,16 +624,18 @@ class TranscriptReader:
                 if isinstance(named := tool_input.get(key), str):
                     out += self._root_marks(base, named)
             out += self._looked_at(base, name, tool_input)
-            if name == "Bash" and isinstance(tool_input.get("command"), str):
+            if name in _SHELL_TOOLS and isinstance(tool_input.get("command"), str):
                 command = tool_input["command"]
                 called = part.get("id")
+                posix = name == "Bash"
                 commits = git_commit_end(command) is not None
                 if commits:
                     tried = True  # a commit tried: made, it is the commit; failed, a start
                 elif not worked and ("git" not in command or not only_version_control(command)):
                     worked = True  # version control alone carries out the work before it
                 if (
-                    base.line is not None
+                    posix
+                    and base.line is not None
                     and isinstance(called, str)
                     and (where := where_it_changes(command)) is not None
                 ):
@@ -627,12 +658,12 @@ class TranscriptReader:
                 ):
                     self._when_done.setdefault(called, []).extend(origins)
                 committed_in = [folder for folder, commits in ran if commits]
-                if "mkdir" in command:
+                if posix and "mkdir" in command:
                     out += [
                         Fact(base.uuid, base.session_id, None, None, None, made=folder)
                         for folder in made_folders(command, base.cwd)
                     ]
-                if "mv" in command and isinstance(called, str):
+                if posix and "mv" in command and isinstance(called, str):
                     self._when_done.setdefault(called, []).extend(
                         Fact(base.uuid, base.session_id, None, None, None, moved=pair)
                         for pair in moved_paths(command, base.cwd)
@@ -710,7 +741,7 @@ class TranscriptReader:
         if not home:
             return []
         key = _LOOKING_TOOLS.get(tool) if isinstance(tool, str) else None
-        if tool == "Bash" and isinstance(command := tool_input.get("command"), str):
+        if tool in _SHELL_TOOLS and isinstance(command := tool_input.get("command"), str):
             look = Look(None, command[:COMMAND_CHARS], base.cwd)
         elif key is not None and isinstance(named := tool_input.get(key), str):
             look = Look(key, named, base.cwd)
