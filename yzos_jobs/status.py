@@ -167,6 +167,11 @@ def sources_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     return report
 
 
+def shown_time(iso: str) -> str:
+    """A stored UTC time as a person reads it: `2026-12-06 22:53:48 UTC` (JSON keeps ISO 8601)."""
+    return f"{iso[:19].replace('T', ' ')} UTC"
+
+
 def render_sources(sources: dict[str, Any]) -> list[str]:
     lines = []
     for name, source in sources.items():
@@ -174,7 +179,7 @@ def render_sources(sources: dict[str, Any]) -> list[str]:
         if not configured and not source["files_seen"]:
             continue
         at = source["last_import"]
-        when = at[:19].replace("T", " ") if at else "never"
+        when = shown_time(at) if at else "never"
         lines.append(
             f"source {name:<12} files {source['files_seen']}  last import {when}  "
             f"sessions open {source['sessions_open']}"
@@ -219,7 +224,8 @@ def render_status(report: dict[str, Any]) -> str:
         )
         flag = " OVERDUE" if job["overdue"] else ""
         lines.append(
-            f"{name:<18} {job['status']}{flag} at {job['started_at']} by {job['owner']}  {shown}"
+            f"{name:<18} {job['status']}{flag} at {shown_time(job['started_at'])} "
+            f"by {job['owner']}  {shown}"
         )
         if job["error"]:
             lines.append(f"{'':<18} error: {job['error']}")

@@ -6,6 +6,7 @@ once."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -219,6 +220,10 @@ def test_sigterm_stops_a_long_import_after_the_batch_in_hand(db_url: str, tmp_pa
     assert stopped_at < records  # it did not read the file to its end first
     status = run_cli("status", env=env, cwd=tmp_path)
     assert "stopped early by a signal; the next run goes on" in status.stdout, status.stdout
+    # times as a person reads them, in one form: the run's and the source's
+    stamp = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"
+    assert re.search(rf"^import_sources +succeeded at {stamp} by ", status.stdout, re.M)
+    assert re.search(rf"^source jsonl +files 1  last import {stamp}  ", status.stdout, re.M)
     again = run_cli("once", "import_sources", env=env, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-3000:]
     assert _candidates(ctx) == (records, records)
