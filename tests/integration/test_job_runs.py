@@ -132,3 +132,17 @@ def test_a_runs_end_is_recorded_though_its_connection_ends_while_recording_it(
         row = s.get(JobRun, handle.id)
         attempts = s.scalar(text("SELECT last_value FROM record_attempts"))
     assert (row.status, row.stats, attempts) == ("succeeded", {"promoted": 2}, 2)
+
+
+def test_a_run_the_database_refuses_before_it_begins_is_a_failed_run(db_url: str) -> None:
+    # the pause table gone from under a daemon (a database dropped and made again): the run
+    # cannot learn whether it is paused; it fails as a run, which the daemon's metrics and log
+    # count, rather than raising into the scheduler
+    ctx = make_ctx(db_url)
+    with transaction(ctx.sessions) as s:
+        s.execute(text("ALTER TABLE job_pauses RENAME TO job_pauses_away"))
+    result = run_job(ctx, "entity_promote")
+    assert result.status == "failed" and result.error is not None
+    assert "job_pauses" in result.error
+    forced = run_job(ctx, "entity_promote", force=True)  # not asked whether paused: it runs
+    assert forced.status == "succeeded", forced.error

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.job_pauses import Pause, pause_of
 from yzos_jobs.jobcontext import JobContext
@@ -86,12 +88,20 @@ def run_job(
     `force`; the result names who paused it and when."""
     name = canonical_job(job)
     slot = slot or slots.private_slot("once", ctx.owner, utcnow())
-    if not force and (pause := paused(ctx, name)) is not None:
+    lease_s = ctx.settings.jobs.run_lease_s
+    try:
+        pause = None if force else paused(ctx, name)
+        handle = None if pause else slots.claim_slot(ctx.sessions, name, slot, ctx.owner, lease_s)
+    except SQLAlchemyError as exc:
+        # The database refused before the run began (gone, or its tables dropped): a failed
+        # run for the metrics and the log, though no run row could record it.
+        error = f"{exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}".splitlines()[0]
+        log.error("job could not start", job=name, slot=slot, owner=ctx.owner, error=error)
+        return RunResult(name, slot, "failed", {}, error)
+    if pause is not None:
         log.debug("job paused: run skipped", job=name, paused_by=pause.paused_by)
         note = {"paused_by": pause.paused_by, "paused_at": pause.paused_at.isoformat()}
         return RunResult(name, slot, "paused", note)
-    lease_s = ctx.settings.jobs.run_lease_s
-    handle = slots.claim_slot(ctx.sessions, name, slot, ctx.owner, lease_s)
     if handle is None:
         log.debug("job slot taken by another daemon", job=name, slot=slot, owner=ctx.owner)
         return RunResult(name, slot, "skipped")
