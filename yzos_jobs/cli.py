@@ -47,7 +47,7 @@ class AppContext:
     verbose: int = 0
     log_format: str | None = None
     # The command only reads (see `pass_reading_app`).
-    for_reading: bool = field(default=False, init=False)
+    read_only_if_unwritable: bool = field(default=False, init=False)
     # The command acts on what is stored: a database that is not there is named, not made.
     must_exist: bool = field(default=False, init=False)
     _engine: Engine | None = field(default=None, init=False)
@@ -78,7 +78,7 @@ class AppContext:
 
             self._engine = create_db_engine(
                 self.settings.database.sqlalchemy_url,
-                for_reading=self.for_reading,
+                read_only_if_unwritable=self.read_only_if_unwritable,
                 must_exist=self.must_exist,
             )
             check_connection(self._engine)
@@ -220,7 +220,7 @@ def pass_reading_app(command: Callable[..., None]) -> Callable[..., None]:
     @pass_app
     @wraps(command)
     def reading(app: AppContext, *args: Any, **kwargs: Any) -> None:
-        app.for_reading = app.must_exist = True
+        app.read_only_if_unwritable = app.must_exist = True
         command(app, *args, **kwargs)
 
     return reading

@@ -231,6 +231,8 @@ def render_status(report: dict[str, Any]) -> str:
             lines.append(f"{'':<18} error: {job['error']}")
         if stats.get("budget_spent"):
             lines.append(f"{'':<18} stopped: {stats['budget_spent']}")
+        elif stats.get("paused"):  # a pause stopped it at its next batch
+            lines.append(f"{'':<18} stopped early by a pause; it runs again after `resume`")
         elif stats.get("stopped"):  # a signal stopped it: the next run goes on from there
             lines.append(f"{'':<18} stopped early by a signal; the next run goes on")
     lines.extend(render_sources(report.get("sources", {})))

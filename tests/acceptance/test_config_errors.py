@@ -110,6 +110,10 @@ def test_db_current_tells_a_database_a_newer_version_migrated(db_url: str, tmp_p
     current = run_cli("db", "current", db_url=db_url, cwd=tmp_path)
     assert current.returncode == 0, current.stderr
     assert "999 (head 028, newer than this yzos-jobs knows: upgrade yzos-jobs)" in current.stdout
+    # the commands that need the schema say so too, rather than try to migrate it
+    for command in (["entities"], ["once", "entity_promote"]):
+        refused = run_cli(*command, db_url=db_url, cwd=tmp_path)
+        assert_one_line_error(refused, 1, "at revision 999", "a newer yzos-jobs made")
 
 
 # Database URLs the project cannot connect by, each holding the password "SECRETpw": the user's

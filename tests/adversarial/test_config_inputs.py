@@ -104,8 +104,9 @@ def test_number_out_of_range_is_one_line_naming_file_and_key(
 
 
 def test_the_shipped_config_is_accepted(tmp_path: Path) -> None:
-    result = run_cli("--config", str(REPO / "config.toml"), "db", "current", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    for command in (["db", "upgrade"], ["db", "current"]):
+        result = run_cli("--config", str(REPO / "config.toml"), *command, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
 
 
 IN_MEMORY_URLS = [

@@ -128,13 +128,46 @@ def test_a_log_left_without_its_index_is_refused_in_one_line(tmp_path: Path) -> 
     Path(f"{path}-shm").unlink()  # the log alone: its index gone with the machine's restart
     with _closed_to_writes(path.parent):
         listed = _reader(path, "entities")
-    assert_one_line_error(listed, 1, f"cannot read {path}", "yzos.db-wal", "may write there")
-    # whoever may write the folder folds the log in, and then anyone may read it
+    assert_one_line_error(
+        listed, 1, f"cannot read {path}", "yzos.db-wal", "a user who may write the database"
+    )
+    # whoever may write it folds the log in, and then anyone may read it
     assert run_cli("entities", env=cli_env(f"sqlite:///{path}"), cwd=tmp_path).returncode == 0
     assert not os.path.exists(f"{path}-wal")
     with _closed_to_writes(path.parent):
         listed = _reader(path, "entities", "--kind", "person")
     assert "Wendy Writer" in listed.stdout
+
+
+def test_a_file_read_only_in_a_folder_this_user_may_write_gets_nothing_made_beside_it(
+    tmp_path: Path,
+) -> None:
+    # a folder shared with the service's group: an index and a log made by the reader would be
+    # the reader's, and the service could no longer write its own database
+    path = _populated(tmp_path / "shared")
+    before = sorted(p.name for p in path.parent.iterdir())
+    path.chmod(0o444)
+    try:
+        listed = _reader(path, "entities")
+        after = sorted(p.name for p in path.parent.iterdir())
+    finally:
+        path.chmod(0o644)
+    assert listed.returncode == 0, listed.stderr
+    assert "harbor-sync" in listed.stdout
+    assert after == before
+
+
+def test_a_link_to_the_database_is_read_where_the_file_is(tmp_path: Path) -> None:
+    path = _populated(tmp_path / "service")
+    (tmp_path / "mine").mkdir()
+    link = tmp_path / "mine" / "yzos.db"
+    link.symlink_to(path)
+    with _closed_to_writes(path.parent):
+        listed = _reader(link, "entities")
+        current = _reader(link, "db", "current")
+    assert listed.returncode == 0, listed.stderr
+    assert "harbor-sync" in listed.stdout
+    assert current.stdout.startswith(f"sqlite:///{path} (read-only): 028")
 
 
 def test_an_older_schema_is_not_migrated_but_named(tmp_path: Path) -> None:

@@ -130,6 +130,9 @@ def test_a_pause_stops_the_run_in_progress_at_its_next_batch(db_url: str, tmp_pa
     with ctx.sessions() as s:
         [stats] = s.scalars(select(JobRun.stats).where(JobRun.job_name == "entity_promote"))
     assert stats["stopped"] is True and stats["paused"] is True
+    code, shown = _cli(db_url, "status")
+    assert "stopped early by a pause; it runs again after `resume`" in shown
+    assert "by a signal" not in shown
 
 
 def _promote_runs(ctx: JobContext) -> list[str]:

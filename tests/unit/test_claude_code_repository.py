@@ -823,6 +823,19 @@ def test_worktree_tools_layouts(cwd: str, main: str | None) -> None:
             "C:\\Users\\me\\dev\\app",
             [("C:\\Users\\me\\dev\\lib", False)],
         ),
+        # `popd` goes back to the folder before the push; PowerShell's cmdlets alike, any case
+        (
+            "pushd /a/b && git commit -m x; popd; git log",
+            "/home/me",
+            [("/a/b", True), ("/home/me", False)],
+        ),
+        (
+            'Push-Location "C:\\w\\site"\ngit commit -m x\npop-location\ngit status',
+            "C:\\w",
+            [("C:\\w\\site", True), ("C:\\w", False)],
+        ),
+        ("Set-Location api; git status", "C:\\w", [("C:\\w\\api", False)]),
+        ("popd; git status", "/home/me", [(None, False)]),  # back to a folder not known
     ],
 )
 def test_the_folder_each_git_ran_in(

@@ -292,6 +292,9 @@ def test_a_pasted_powershell_prompt_names_no_work_item() -> None:
     assert all(t.line != 49 for t in session.tasks())
 
 
+CWD = "/home/me/shop"
+
+
 def _transcript_record(n: int, kind: str, content: list[dict[str, object]], cwd: str) -> str:
     """Line `n` of a one-session Claude Code transcript: a user or assistant turn."""
     return json.dumps(
@@ -340,6 +343,92 @@ def test_text_typed_beside_a_tool_result_is_a_queued_request(tmp_path: Path) -> 
     assert [[r.line for r in t.item.requests] for t in session.tasks()] == [[1, 3], [4]]
 
 
+def _queue_record(n: int, operation: str, content: str | None = None) -> str:
+    record = {"type": "queue-operation", "operation": operation, "sessionId": "s1"}
+    record["timestamp"] = f"2026-11-04T10:00:{n:02d}Z"
+    if content is not None:
+        record["content"] = content
+    return json.dumps(record)
+
+
+def _handed_over(n: int, prompt: str) -> str:
+    """A `queued_command` attachment carrying `prompt` as text parts (newer Claude Code)."""
+    attachment = {
+        "type": "queued_command",
+        "prompt": [{"type": "text", "text": prompt}],
+        "commandMode": "prompt",
+    }
+    return json.dumps(
+        {
+            "uuid": f"u{n}",
+            "sessionId": "s1",
+            "cwd": "/home/me/shop",
+            "type": "attachment",
+            "attachment": attachment,
+            "timestamp": f"2026-11-04T10:00:{n:02d}Z",
+        }
+    )
+
+
+def _queued_requests(tmp_path: Path, lines: list[str]) -> list[tuple[int, str, bool]]:
+    path = tmp_path / "s1.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    [group] = transcript_groups([path])
+    [session] = transcript_sessions(group)
+    return [(e.line, e.text, e.queued) for e in session.events if isinstance(e, Request)]
+
+
+def test_a_queued_prompt_and_a_later_turn_of_the_same_words_are_two_requests(
+    tmp_path: Path,
+) -> None:
+    # "commit and push it" typed while the page was written, and typed again once it was done
+    edit = {"file_path": "/home/me/shop/cart.py", "old_string": "a", "new_string": "b"}
+    call = {"type": "tool_use", "id": "t1", "name": "Edit", "input": edit}
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "The file was updated"}
+    requests = _queued_requests(
+        tmp_path,
+        [
+            _transcript_record(1, "user", [{"type": "text", "text": "build the cart page"}], CWD),
+            _transcript_record(2, "assistant", [call], CWD),
+            _queue_record(3, "enqueue", "commit and push it"),
+            _queue_record(4, "remove"),
+            _handed_over(5, "commit and push it"),
+            _transcript_record(6, "user", [result], CWD),
+            _transcript_record(7, "user", [{"type": "text", "text": "commit and push it"}], CWD),
+        ],
+    )
+    assert requests == [
+        (1, "build the cart page", False),
+        (3, "commit and push it", True),
+        (7, "commit and push it", False),
+    ]
+
+
+def test_each_queued_prompt_pairs_with_its_own_record(tmp_path: Path) -> None:
+    # an older version's prompt the queue alone handed over (no attachment after its removal),
+    # then two of a newer version's, each carried before the queue removed it
+    requests = _queued_requests(
+        tmp_path,
+        [
+            _transcript_record(1, "user", [{"type": "text", "text": "build the header"}], CWD),
+            _queue_record(2, "enqueue", "also add a checkout button"),
+            _queue_record(3, "remove"),
+            _queue_record(4, "enqueue"),
+            _handed_over(5, "make the header blue"),
+            _queue_record(6, "remove"),
+            _queue_record(7, "enqueue"),
+            _handed_over(8, "make the footer green"),
+            _queue_record(9, "remove"),
+        ],
+    )
+    assert requests == [
+        (1, "build the header", False),
+        (2, "also add a checkout button", True),
+        (4, "make the header blue", True),
+        (7, "make the footer green", True),
+    ]
+
+
 def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:
     # Claude Code on Windows runs shell commands with its PowerShell tool: git is called as in
     # Bash, and its result shows the commit as git prints it
@@ -347,12 +436,16 @@ def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:
         return _transcript_record(n, kind, content, "C:\\Users\\me\\shop")
 
     edit = {"file_path": "C:\\Users\\me\\shop\\cart.py", "old_string": "a", "new_string": "b"}
-    command = 'git add -A\n$out = git commit -m "Add the cart page"\nWrite-Output $out 2>$null'
+    # in the shop's web folder; the message quoted PowerShell's way, with backticks
+    command = (
+        'Push-Location "C:\\Users\\me\\shop\\web"\ngit add -A\n'
+        '$out = git commit -m "Add the `"cart`" page"\nPop-Location\nWrite-Output $out 2>$null'
+    )
     calls = [
         {"type": "tool_use", "id": "t1", "name": "Edit", "input": edit},
         {"type": "tool_use", "id": "t2", "name": "PowerShell", "input": {"command": command}},
     ]
-    printed = "[main 3f9c2ab] Add the cart page\n 1 file changed, 1 insertion(+)"
+    printed = '[main 3f9c2ab] Add the "cart" page\n 1 file changed, 1 insertion(+)'
     results = [
         {"type": "tool_result", "tool_use_id": "t1", "content": "The file was updated"},
         {"type": "tool_result", "tool_use_id": "t2", "content": printed},
@@ -373,9 +466,11 @@ def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:
     [group] = transcript_groups([path])
     [session] = transcript_sessions(group)
     [commit] = [e for e in session.events if isinstance(e, Commit)]
-    assert (commit.line, commit.sha, commit.subject) == (4, "3f9c2ab", "Add the cart page")
+    assert (commit.line, commit.sha, commit.subject) == (4, "3f9c2ab", 'Add the "cart" page')
     [task] = session.tasks()
-    assert task.title == "Add the cart page" and task.item.lines() == [1, 4]
+    assert task.title == 'Add the "cart" page' and task.item.lines() == [1, 4]
+    # its git ran in the folder PowerShell pushed, where the session's only commit is
+    assert session.project_path == "C:\\Users\\me\\shop\\web"
 
 
 def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:

@@ -8,7 +8,12 @@ from sqlalchemy import Engine
 
 from yzos_jobs.config import DatabaseSettings
 from yzos_jobs.db.connection import describe_url, is_read_only
-from yzos_jobs.db.schema_state import SchemaNotReady, current_revision, head_revision
+from yzos_jobs.db.schema_state import (
+    SchemaNotReady,
+    current_revision,
+    head_revision,
+    known_revision,
+)
 
 
 def ensure_schema(engine: Engine, settings: DatabaseSettings) -> None:
@@ -16,6 +21,11 @@ def ensure_schema(engine: Engine, settings: DatabaseSettings) -> None:
     current, head = current_revision(engine), head_revision()
     if current == head:
         return
+    if current is not None and not known_revision(current):
+        raise SchemaNotReady(
+            f"{describe_url(engine)} is at revision {current}, which a newer yzos-jobs made: "
+            "upgrade yzos-jobs"
+        )
     if is_read_only(engine):
         raise SchemaNotReady(
             f"{describe_url(engine)} is at revision {current or 'base'}, this version needs "

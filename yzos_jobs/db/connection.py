@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import quote, unquote
+from urllib.parse import unquote, urlsplit
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
@@ -35,15 +35,16 @@ def create_db_engine(
     *,
     for_migrations: bool = False,
     reads_only: bool = False,
-    for_reading: bool = False,
+    read_only_if_unwritable: bool = False,
     must_exist: bool = False,
     **kwargs: Any,
 ) -> Engine:
     """`reads_only`: an engine that never writes (the daemon's health probes and gauges); on
     SQLite its transactions then take no write lock, so they neither wait for a writer nor
-    hold one up. `for_reading`: a command that only reads (`status`, `entities`, `export`):
-    a SQLite file this process may not write, or in a folder it may not write (a service
-    account's database an operator reads), is opened read-only rather than refused.
+    hold one up. `read_only_if_unwritable`: for a command that only reads (`status`,
+    `entities`, `export`), a SQLite file this process may not write, or in a folder it may not
+    write (a service account's database an operator reads), is opened read-only rather than
+    refused.
     `must_exist`: a command that acts on what is stored (a listing, a pause): a SQLite file
     that is not there is named rather than made empty, which from another working directory
     than the daemon's would answer for a database nothing writes."""
@@ -52,7 +53,7 @@ def create_db_engine(
     if parsed.get_backend_name() == "sqlite":
         if must_exist:
             _refuse_missing(parsed)
-        read_only = _read_only_url(parsed) if for_reading else None
+        read_only = _read_only_url(parsed) if read_only_if_unwritable else None
         # Batches bind lists of varying length, so nearly every batch is a new statement text;
         # the driver's default cache of 128 prepared statements per connection then holds tens
         # of MB of them for nothing (an aider import of 100 MB peaked at 165 MB, 141 with 32).
@@ -73,32 +74,35 @@ def create_db_engine(
 def _read_only_url(url: URL) -> URL | None:
     """The URL that opens an existing SQLite file read-only, where this process may not write
     the file or its folder (SQLite would otherwise fail at the first write it tries, the WAL
-    setting); None where it may, or where the URL names no file.
+    setting); None where it may, or where the URL names no file. A link is followed: the
+    file's own folder is where SQLite keeps what it needs beside it.
 
-    Under WAL a reader needs the database's `-shm` index beside it, which it cannot make in a
-    folder it may not write. Where no writer has one open (no `-shm`, no `-wal`: the last
-    writer closed cleanly and folded its log into the file) the file alone is the whole
-    database, and SQLite is told so (`immutable`)."""
+    Under WAL a reader needs the database's `-shm` index beside it. Where a writer has one,
+    the reader shares it. Where none is there (no writer has the file open, and the last one
+    folded its log into the file as it closed) the file alone is the whole database, and
+    SQLite is told so (`immutable`): it then makes nothing beside it, neither in a folder this
+    user may not write nor, in a folder it may, an index and a log of this user's that would
+    lock the file's owner out. A log left without its index (a writer killed, the index
+    removed) is refused: reading it would make that index."""
     database = url.database or ""
     if database in ("", ":memory:") or database.startswith("file:"):
         return None
-    path = Path(database)
+    path = Path(database).resolve()
     if not path.is_file():
         return None  # a new embedded database, made where it is first used
-    folder = path.parent
-    if os.access(path, os.W_OK) and os.access(folder, os.W_OK):
+    if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
         return None
     query = {**url.query, "mode": "ro", "uri": "true"}
     log, index = Path(f"{path}-wal"), Path(f"{path}-shm")
-    if not os.access(folder, os.W_OK) and not index.exists():
+    if not index.exists():
         if log.exists() and log.stat().st_size:
             raise DatabaseUnavailable(
                 f"cannot read {path}: its log {log.name} holds writes a stopped process left, "
-                f"and reading them takes a file this user may not make in {folder}; any "
-                "yzos-jobs command run by a user who may write there folds them in"
+                "which only a user who may write the database can fold in (any yzos-jobs "
+                "command run by one does)"
             )
         query["immutable"] = "1"
-    return url.set(database=f"file:{quote(str(path.absolute()))}", query=query)
+    return url.set(database=path.as_uri(), query=query)
 
 
 def _refuse_missing(url: URL) -> None:
@@ -157,7 +161,7 @@ def describe_url(engine_or_url: Engine | str) -> str:
     query (`?password=`) and the whole of one holding an `@`, all of which SQLAlchemy's
     `hide_password` shows."""
     if isinstance(engine_or_url, Engine) and is_read_only(engine_or_url):
-        path = unquote((engine_or_url.url.database or "").removeprefix("file:"))
+        path = unquote(urlsplit(engine_or_url.url.database or "").path)
         return f"sqlite:///{path} (read-only)"
     if isinstance(engine_or_url, Engine):
         return mask_url(engine_or_url.url.render_as_string(hide_password=True))

@@ -454,6 +454,8 @@ class TranscriptReader:
             for fact in found:
                 if isinstance(fact.event, Request):
                     self._calls.pop(fact.session_id, None)
+                    if not fact.event.queued:  # a turn of its own: no attachment pairs past it
+                        self._handed.pop(fact.session_id, None)
                 yield end, fact
 
     def recall(self, lines: Iterable[PositionedLine], subagent: bool) -> list[Fact]:
@@ -543,8 +545,8 @@ class TranscriptReader:
         `queued_command` attachment in prompt mode (not a task's notification), its prompt text
         or (newer versions) text parts. The request rests where the prompt was typed: on the
         queue's record of it (`enqueue`), which the queue removes just before or just after the
-        attachment; where the queue removed it first and its record holds the same prompt, that
-        record's request stands and the attachment adds none."""
+        attachment (a prompt the removal read from that record is then this one:
+        `TranscriptSession` keeps one of the two)."""
         if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
             return []
         sid = base.session_id
@@ -553,20 +555,27 @@ class TranscriptReader:
         if attachment.get("commandMode", "prompt") != "prompt" or not prompt:
             return []
         queue = self._queues.get(sid)
-        if handed is not None and handed.text is not None:
-            if handed.text == prompt:
-                return []
+        if handed is not None and handed.text not in (None, prompt):
             handed = None  # another prompt than the one removed: it rests here
-        elif handed is None and queue and queue[0] is not None and not queue[0].carried:
-            handed = queue[0] = replace(queue[0], carried=True)  # removed next, with no request
+        elif handed is None and queue and self._waiting_for(queue[0], prompt):
+            # the queue removes it next, with no request of its own
+            handed = queue[0] = replace(queue[0], carried=True)
         if handed is not None:
             base = replace(base, line=handed.line, at=handed.at or base.at)
         return self._queued_request(base, prompt)
+
+    @staticmethod
+    def _waiting_for(head: _Queued | None, prompt: str) -> bool:
+        """Whether the queue's first entry is the prompt an attachment carries before the queue
+        removes it: a prompt not carried yet, the same text or none written."""
+        return head is not None and not head.carried and head.text in (None, prompt)
 
     def _queue_operation(self, r: dict[str, Any], where: Position, sid: str) -> list[Fact]:
         """The request of a prompt the queue handed over within the turn (`remove`), or none."""
         operation, content = r.get("operation"), r.get("content")
         queue = self._queues.setdefault(sid, [])
+        # what the queue last removed pairs with the attachment that follows it, not a later one
+        self._handed.pop(sid, None)
         if operation == "enqueue":
             stamp = r.get("timestamp") if isinstance(r.get("timestamp"), str) else ""
             # a prompt, or none written (newer versions); not a task's notice
@@ -677,7 +686,10 @@ class TranscriptReader:
                 ):
                     self._listings.add(called)
                 if commits and isinstance(part.get("id"), str):
-                    subject, body = commit_message(command) or (None, "")
+                    # PowerShell escapes with backticks (`"`, `n`): its subject is the one git
+                    # printed
+                    found = commit_message(command) if posix else None
+                    subject, body = found or (None, "")
                     self._pending[part["id"]] = _Pending(
                         base.session_id,
                         base.line,

@@ -35,8 +35,15 @@ _PUSHED = re.compile(
 # A shell command's parts (`a && b; c | d`), a part that changes folder (`cd <folder>`, `pushd
 # <folder>`), and `git -C <folder>`: where each git of a command ran.
 _COMMAND_PARTS = re.compile(r"&&|\|\||[;|\n]")
-_CHANGE_FOLDER = re.compile(r"""^\(?\s*(?:cd|pushd)(?:\s+("[^"]*"|'[^']*'|\S+))?\s*$""")
-_FOLDER_CHANGE = re.compile(r"\(?\s*(?:cd|pushd)(?:\s|$)")  # understood by the above or not
+# A change of folder: `cd`, `pushd`, and PowerShell's `Set-Location` and `Push-Location`
+# (any case); `popd` and `Pop-Location` go back to the folder before the last push.
+_CHANGE_FOLDER = re.compile(
+    r"""^\(?\s*(cd|pushd|(?i:set-location|push-location))(?:\s+("[^"]*"|'[^']*'|\S+))?\s*$"""
+)
+_FOLDER_CHANGE = re.compile(  # understood by the above or not
+    r"\(?\s*(?:cd|pushd|popd|(?i:set-location|push-location|pop-location))(?:\s|$)"
+)
+_PUSHES = ("pushd", "push-location")
 _GIT_FOLDER = re.compile(r"""\bgit\s+-C\s+("[^"]*"|'[^']*'|[^\s;&|]+)""")
 # A git command that reads or writes the repository it runs in (not one that makes one, or only
 # reads the user's settings).
@@ -140,16 +147,24 @@ def confirmed_commit(
 
 
 def _parts_where_run(command: str, cwd: str | None) -> Iterator[tuple[str | None, str]]:
-    """(folder, part) for each part of a Bash command other than a `cd` or a `pushd`, in order:
+    """(folder, part) for each part of a shell command other than a change of folder (`cd`,
+    `pushd`, `popd`, PowerShell's `Set-Location`, `Push-Location`, `Pop-Location`), in order:
     the folder the parts before it changed into, else the record's cwd (Claude Code writes the
     shell's). None where the folder cannot be told (`cd -`, `cd "$DIR"`, `cd` alone, `cd ~/My\
     App 2>/dev/null`)."""
     folder = cwd
+    pushed: list[str | None] = []  # the folders `pushd` left, for `popd`
     for part in _COMMAND_PARTS.split(command[:COMMAND_CHARS]):
         part = part.strip()
         if _FOLDER_CHANGE.match(part):
             change = _CHANGE_FOLDER.match(part)
-            target = change.group(1) if change else None
+            if change is None:  # `popd`, or a change not understood
+                back = part.lstrip("( ").split(None, 1)[0].casefold() in ("popd", "pop-location")
+                folder = pushed.pop() if back and pushed else None
+                continue
+            if change.group(1).casefold() in _PUSHES:
+                pushed.append(folder)
+            target = change.group(2)
             folder = repo.resolve(target, folder) if target and folder else None
             if folder is not None and len(repo.segments(folder)) > _DEEPEST_FOLDER:
                 folder = None  # `cd a && cd a && …` thousands deep: no folder anyone keeps

@@ -440,7 +440,9 @@ class TranscriptSession:
         def handed_over(f: Fact) -> bool:
             if not (f.from_queue and isinstance(f.event, Request) and f.line is not None):
                 return False
-            after = bisect.bisect_right(other_lines, f.line)
+            # the next request on or after its line: the attachment that carried the prompt
+            # rests on the same (enqueue) line
+            after = bisect.bisect_left(other_lines, f.line)
             return after < len(others) and others[after][1] == f.event.text
 
         events = sorted(
