@@ -245,7 +245,7 @@ def db_upgrade(app: AppContext, revision: str) -> None:
 
 @db.command("downgrade")
 @click.argument("revision")
-@pass_app
+@pass_stored_app
 def db_downgrade(app: AppContext, revision: str) -> None:
     """Downgrade the database to REVISION (e.g. 018, or base)."""
     from yzos_jobs.db import migrate
@@ -812,11 +812,13 @@ PAUSABLE = sorted([*JOB_NAMES, *JOB_ALIASES])
 
 def _say_paused(job: str, note: dict[str, Any], as_json: bool) -> None:
     """`once` on a paused job: say who paused it and since when, and exit 3."""
+    from yzos_jobs.status import shown_time
+
     if as_json:
         click.echo(json.dumps({"job": job, "status": "paused", **note}))
     else:
         click.echo(
-            f"{job} is paused (by {note['paused_by']} since {note['paused_at']}); "
+            f"{job} is paused (by {note['paused_by']} since {shown_time(note['paused_at'])}); "
             f"`yzos-jobs resume {job}` resumes it, `once {job} --force` runs it anyway"
         )
     raise SystemExit(EXIT_PAUSED)
@@ -843,13 +845,14 @@ def pause_cmd(app: AppContext, job: str) -> None:
     from yzos_jobs.db.column_types import utcnow
     from yzos_jobs.db.job_pauses import pause_job, pause_of
     from yzos_jobs.maintain.jobs import canonical_job
+    from yzos_jobs.status import shown_time
 
     name = canonical_job(job)
     with app.ready_engine().begin() as conn:
         new = pause_job(conn, name, _operator(), utcnow())
         pause = pause_of(conn, name)
     assert pause is not None
-    since = f"by {pause.paused_by} since {pause.paused_at.isoformat()}"
+    since = f"by {pause.paused_by} since {shown_time(pause.paused_at.isoformat())}"
     click.echo(f"{name} paused ({since})" if new else f"{name} was already paused ({since})")
 
 

@@ -8,7 +8,7 @@ import stat
 import tomllib
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.fields import FieldInfo
@@ -390,6 +390,19 @@ def _check_database_url(source: str, url: str) -> None:
             f"{key}: an in-memory SQLite database keeps nothing once the "
             f"command ends; name a file (sqlite:///yzos.db)"
         )
+    options = {name for name, _ in parse_qsl(normal.partition("?")[2], keep_blank_values=True)}
+    if backend == "sqlite" and (unknown := sorted(options - _SQLITE_OPTIONS)):
+        raise ConfigError(
+            f"{key}: unknown SQLite option {unknown[0]!r}: a '?' begins the options, so one "
+            "in the file's path is written %3F"
+        )
+
+
+# What a SQLite URL's query may set: the driver's options, and a `file:` URI's parameters.
+_SQLITE_OPTIONS = frozenset(
+    {"timeout", "isolation_level", "detect_types", "check_same_thread", "cached_statements"}
+    | {"uri", "mode", "cache", "immutable", "nolock", "psow", "vfs", "modeof"}
+)
 
 
 def _is_in_memory_sqlite(url: URL) -> bool:

@@ -13,7 +13,7 @@ from yzos_jobs.config import Settings
 from yzos_jobs.db.connection import bounded_read
 from yzos_jobs.db.job_pauses import all_pauses
 from yzos_jobs.entity.budget_rules import spent_reason, today_usage
-from yzos_jobs.status import collect_status
+from yzos_jobs.status import collect_status, shown_time
 
 # The scheduler's own tick (a job of the daemon) runs this often; a loop that has not ticked
 # for STALLED_AFTER_S is taken for stuck.
@@ -68,7 +68,7 @@ def check_database(engine: Engine, settings: Settings) -> Health:
             for pause in all_pauses(conn):
                 health.notes.append(
                     f"{pause.job_name} paused by {pause.paused_by} since "
-                    f"{pause.paused_at.isoformat()}"
+                    f"{shown_time(pause.paused_at.isoformat())}"
                 )
             conn.rollback()
     except Exception as exc:  # whatever the database did, the probe answers

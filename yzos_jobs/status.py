@@ -137,7 +137,8 @@ def render_operations(report: dict[str, Any]) -> list[str]:
         lines.append(f"{'':<11} {today['budget_spent']}")
     for pause in report["paused"]:
         lines.append(
-            f"paused      {pause['job']} by {pause['paused_by']} since {pause['paused_at']}"
+            f"paused      {pause['job']} by {pause['paused_by']} "
+            f"since {shown_time(pause['paused_at'])}"
         )
     return lines
 

@@ -217,3 +217,13 @@ def test_a_bad_value_from_the_environment_names_its_variable_not_the_file(
         "--config", str(cfg), "status", cwd=tmp_path, env=cli_env(YZOS_LLM_BACKEND="openai")
     )
     _assert_one_line_error(result, 2, str(cfg), "llm.timeout_s")
+
+
+def test_a_question_mark_in_a_sqlite_path_is_refused_not_cut_there(tmp_path: Path) -> None:
+    # `a?b/yzos.db` would open `a`, and take `b/yzos.db` for an option nobody reads
+    result = run_cli("once", "prune", cwd=tmp_path, db_url=f"sqlite:///{tmp_path}/a?b/yzos.db")
+    assert_one_line_error(result, 2, "YZOS_DATABASE_URL", "unknown SQLite option 'b/yzos.db'")
+    assert list(tmp_path.iterdir()) == []
+    escaped = run_cli("once", "prune", cwd=tmp_path, db_url=f"sqlite:///{tmp_path}/a%3Fb.db")
+    assert escaped.returncode == 0, escaped.stderr
+    assert (tmp_path / "a?b.db").is_file()

@@ -96,6 +96,7 @@ def test_a_command_run_away_from_the_database_names_it_rather_than_make_an_empty
         ["db", "current"],
         ["pause", "entity_promote"],
         ["correct", "Telegram", "--not-entity"],
+        ["db", "downgrade", "021"],
     ):
         ran = run_cli(*command, cwd=elsewhere)
         assert_one_line_error(

@@ -179,3 +179,49 @@ def test_an_older_schema_is_not_migrated_but_named(tmp_path: Path) -> None:
     )
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT version_num FROM alembic_version").fetchone() == ("021",)
+
+
+def test_a_file_uri_of_the_users_is_read_read_only_and_refused_where_missing(
+    tmp_path: Path,
+) -> None:
+    path = _populated(tmp_path / "service")
+    given = f"sqlite:///file:{path}?mode=ro&uri=true"
+    with _closed_to_writes(path.parent):
+        listed = run_cli("entities", env=cli_env(given), cwd=tmp_path, prefix=without_root_powers())
+    assert listed.returncode == 0, listed.stderr
+    assert "harbor-sync" in listed.stdout
+    missing = tmp_path / "nowhere" / "yzos.db"
+    refused = run_cli("pause", "prune", env=cli_env(f"sqlite:///file:{missing}?uri=true"))
+    assert_one_line_error(refused, 1, f"no database at {missing}")
+    assert not missing.parent.exists()
+
+
+def test_a_rollback_journal_a_killed_writer_left_is_refused_not_read_past(
+    tmp_path: Path,
+) -> None:
+    # a database some other tool took out of WAL mode, whose writer died mid-transaction: its
+    # journal holds the pages as they were, which only a writer puts back
+    path = _populated(tmp_path / "service")
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=DELETE")
+    Path(f"{path}-journal").write_bytes(b"\0" * 4096)
+    with _closed_to_writes(path.parent):
+        listed = _reader(path, "entities")
+    assert_one_line_error(listed, 1, f"cannot read {path}", "yzos.db-journal")
+
+
+def test_a_relative_url_in_a_removed_working_directory_is_one_line(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    command = (
+        "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+        "from yzos_jobs.cli import cli; cli(['status'])"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", command, str(gone)],
+        env=cli_env("sqlite:///yzos.db"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_one_line_error(ran, 1, "no database at yzos.db", "working directory, which was removed")

@@ -4,6 +4,7 @@ on a paused job says so and exits 3 unless --force."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,10 @@ def test_once_on_a_paused_job_exits_3_unless_forced(db_url: str) -> None:
     ctx = make_ctx(db_url)
     add_candidates(ctx, {"raw_text": "YZOS Core"})
     code, out = _cli(db_url, "pause", "entity_promote")
+    # when, as every time is shown to a person
+    assert re.search(r" since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)$", out.strip()), out
+    shown = _cli(db_url, "status")[1]
+    assert re.search(r"^paused +entity_promote by \S+ since \S+ \S+ UTC$", shown, re.M), shown
     assert code == 0 and out.startswith("entity_promote paused (by ")
     assert _cli(db_url, "pause", "entity_promote")[1].startswith("entity_promote was already")
 

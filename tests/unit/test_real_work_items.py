@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.support.corpus import (
     AQUATICAT,
     COMMITS,
@@ -404,29 +406,59 @@ def test_a_queued_prompt_and_a_later_turn_of_the_same_words_are_two_requests(
     ]
 
 
-def test_each_queued_prompt_pairs_with_its_own_record(tmp_path: Path) -> None:
+# Queue records after the request "build the header" (line 1), as (operation, prompt): an
+# `enqueue` with or without its prompt, a `remove`, or the `attachment` that hands one over.
+QUEUED_CASES = {
     # an older version's prompt the queue alone handed over (no attachment after its removal),
     # then two of a newer version's, each carried before the queue removed it
-    requests = _queued_requests(
-        tmp_path,
+    "each pairs with its own record": (
         [
-            _transcript_record(1, "user", [{"type": "text", "text": "build the header"}], CWD),
-            _queue_record(2, "enqueue", "also add a checkout button"),
-            _queue_record(3, "remove"),
-            _queue_record(4, "enqueue"),
-            _handed_over(5, "make the header blue"),
-            _queue_record(6, "remove"),
-            _queue_record(7, "enqueue"),
-            _handed_over(8, "make the footer green"),
-            _queue_record(9, "remove"),
+            ("enqueue", "also add a checkout button"),
+            ("remove", None),
+            ("enqueue", None),
+            ("attachment", "make the header blue"),
+            ("remove", None),
+            ("enqueue", None),
+            ("attachment", "make the footer green"),
+            ("remove", None),
         ],
-    )
-    assert requests == [
-        (1, "build the header", False),
-        (2, "also add a checkout button", True),
-        (4, "make the header blue", True),
-        (7, "make the footer green", True),
-    ]
+        [
+            (2, "also add a checkout button"),
+            (4, "make the header blue"),
+            (7, "make the footer green"),
+        ],
+    ),
+    # Claude Code's `(no content)` of an empty turn, and a background task's notice (a JSON
+    # object), queued and handed over like typed prompts: no requests
+    "empty or machine-written": (
+        [
+            ("enqueue", "(no content)"),
+            ("remove", None),
+            ("enqueue", None),
+            ("attachment", "(no content)"),
+            ("remove", None),
+            ("enqueue", None),
+            ("attachment", '{"task": "lint", "status": "done"}'),
+            ("remove", None),
+        ],
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize(("records", "queued"), QUEUED_CASES.values(), ids=QUEUED_CASES.keys())
+def test_queued_prompts_as_claude_code_writes_them(
+    tmp_path: Path, records: list[tuple[str, str | None]], queued: list[tuple[int, str]]
+) -> None:
+    lines = [_transcript_record(1, "user", [{"type": "text", "text": "build the header"}], CWD)]
+    for n, (operation, prompt) in enumerate(records, start=2):
+        if operation == "attachment":
+            assert prompt is not None
+            lines.append(_handed_over(n, prompt))
+        else:
+            lines.append(_queue_record(n, operation, prompt))
+    requests = _queued_requests(tmp_path, lines)
+    assert requests == [(1, "build the header", False), *((n, t, True) for n, t in queued)]
 
 
 def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:

@@ -51,9 +51,11 @@ def create_db_engine(
     url = normalize_database_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        if must_exist:
-            _refuse_missing(parsed)
-        read_only = _read_only_url(parsed) if read_only_if_unwritable else None
+        file = sqlite_file(parsed)
+        if must_exist and file is not None:
+            _refuse_missing(file, parsed)
+        read_only = _read_only_url(parsed, file) if read_only_if_unwritable and file else None
+        given_read_only = parsed.query.get("mode") == "ro"  # a `file:` URI of the user's
         # Batches bind lists of varying length, so nearly every batch is a new statement text;
         # the driver's default cache of 128 prepared statements per connection then holds tens
         # of MB of them for nothing (an aider import of 100 MB peaked at 165 MB, 141 with 32).
@@ -62,8 +64,8 @@ def create_db_engine(
         _configure_sqlite(
             engine,
             foreign_keys=not for_migrations,
-            immediate=not (reads_only or read_only),
-            read_only=read_only is not None,
+            immediate=not (reads_only or read_only or given_read_only),
+            read_only=read_only is not None or given_read_only,
         )
         return engine
     kwargs.setdefault("pool_pre_ping", True)
@@ -71,7 +73,28 @@ def create_db_engine(
     return create_engine(url, **kwargs)
 
 
-def _read_only_url(url: URL) -> URL | None:
+def sqlite_file(url: URL) -> Path | None:
+    """The file a SQLite URL names, as an absolute path (a `file:` URI's too); None for an
+    in-memory database. A relative path is read from the working directory, which must exist."""
+    database = url.database or ""
+    if database.startswith("file:"):
+        uri = urlsplit(database)
+        if "mode=memory" in uri.query or uri.path in ("", ":memory:"):
+            return None
+        database = unquote(uri.path)
+    if database in ("", ":memory:"):
+        return None
+    try:
+        return Path(database).absolute()
+    except FileNotFoundError:  # the working directory was removed under the command
+        raise DatabaseUnavailable(
+            f"no database at {database}: a relative SQLite URL names a file in the working "
+            "directory, which was removed; run from an existing folder, or set database.url "
+            "to an absolute path"
+        ) from None
+
+
+def _read_only_url(url: URL, file: Path) -> URL | None:
     """The URL that opens an existing SQLite file read-only, where this process may not write
     the file or its folder (SQLite would otherwise fail at the first write it tries, the WAL
     setting); None where it may, or where the URL names no file. A link is followed: the
@@ -83,42 +106,41 @@ def _read_only_url(url: URL) -> URL | None:
     SQLite is told so (`immutable`): it then makes nothing beside it, neither in a folder this
     user may not write nor, in a folder it may, an index and a log of this user's that would
     lock the file's owner out. A log left without its index (a writer killed, the index
-    removed) is refused: reading it would make that index."""
-    database = url.database or ""
-    if database in ("", ":memory:") or database.startswith("file:"):
+    removed) is refused: reading it would make that index; so is a rollback journal left by a
+    writer killed mid-transaction (SQLite rolls it back only for a writer). A `file:` URI of
+    the user's keeps its other parameters."""
+    try:
+        path = file.resolve(strict=True)
+    except (OSError, RuntimeError):  # not there, or a loop of links: the open says which
         return None
-    path = Path(database).resolve()
     if not path.is_file():
-        return None  # a new embedded database, made where it is first used
+        return None  # a new embedded database is made where it is first used
     if os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
         return None
     query = {**url.query, "mode": "ro", "uri": "true"}
-    log, index = Path(f"{path}-wal"), Path(f"{path}-shm")
+    log, index, journal = (Path(f"{path}-{end}") for end in ("wal", "shm", "journal"))
     if not index.exists():
-        if log.exists() and log.stat().st_size:
+        left = next((f for f in (log, journal) if f.exists() and f.stat().st_size), None)
+        if left is not None:
             raise DatabaseUnavailable(
-                f"cannot read {path}: its log {log.name} holds writes a stopped process left, "
-                "which only a user who may write the database can fold in (any yzos-jobs "
-                "command run by one does)"
+                f"cannot read {path}: {left.name} holds writes a stopped process left, which "
+                "only a user who may write the database and its folder can fold in (any "
+                "yzos-jobs command run by one does)"
             )
         query["immutable"] = "1"
     return url.set(database=path.as_uri(), query=query)
 
 
-def _refuse_missing(url: URL) -> None:
-    database = url.database or ""
-    if database in ("", ":memory:") or database.startswith("file:"):
+def _refuse_missing(file: Path, url: URL) -> None:
+    if file.exists():
         return
-    path = Path(database)
-    if path.exists():
-        return
-    where = f"no database at {path.absolute()}"
-    if not path.is_absolute():
-        raise DatabaseUnavailable(
-            f"{where}: a relative SQLite URL names a file in the working directory; run where "
-            "the daemon runs, or set database.url to an absolute path"
-        )
-    raise DatabaseUnavailable(f"{where}: nothing has written one there yet")
+    given = url.database or ""
+    if given.startswith("file:") or Path(given).is_absolute():
+        raise DatabaseUnavailable(f"no database at {file}: nothing has written one there yet")
+    raise DatabaseUnavailable(
+        f"no database at {file}: a relative SQLite URL names a file in the working directory; "
+        "run where the daemon runs, or set database.url to an absolute path"
+    )
 
 
 def is_read_only(engine: Engine) -> bool:

@@ -612,9 +612,10 @@ class TranscriptReader:
         return [replace(base, event=request)]
 
     def _queued_request(self, base: Fact, prompt: str) -> list[Fact]:
-        """The request a queued prompt carries (its tagged blocks left out), or none."""
+        """The request a queued prompt carries (its tagged blocks left out), or none: not the
+        `(no content)` of an empty turn, nor a background task's notice (a JSON object)."""
         typed = typed_text(prompt)
-        if not typed or base.line is None:
+        if not typed or typed == _NO_CONTENT or _is_notice(typed) or base.line is None:
             return []
         text = typed[:REQUEST_CHARS]
         return [replace(base, event=Request(base.line, text, title_of(text), queued=True))]
