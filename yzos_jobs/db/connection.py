@@ -51,7 +51,7 @@ def create_db_engine(
     url = normalize_database_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        file = sqlite_file(parsed)
+        file = _sqlite_file(parsed)
         if must_exist and file is not None:
             _refuse_missing(file, parsed)
         read_only = _read_only_url(parsed, file) if read_only_if_unwritable and file else None
@@ -73,7 +73,7 @@ def create_db_engine(
     return create_engine(url, **kwargs)
 
 
-def sqlite_file(url: URL) -> Path | None:
+def _sqlite_file(url: URL) -> Path | None:
     """The file a SQLite URL names, as an absolute path (a `file:` URI's too); None for an
     in-memory database. A relative path is read from the working directory, which must exist."""
     database = url.database or ""

@@ -157,11 +157,11 @@ _BOOKKEEPING_TOOLS = frozenset(
         "Skill",
     }
 )
-# Tools that read a file or search a folder, and the input naming it.
 # The tools that run a shell command: Bash, and on Windows PowerShell. git is called alike in
 # both; what else a command changes (files written, folders made or moved) is read from Bash's
 # only: PowerShell's cmdlets, `$null` and here-strings are another language.
 _SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+# Tools that read a file or search a folder, and the input naming it.
 _LOOKING_TOOLS = {
     "Read": "file_path",
     "NotebookRead": "notebook_path",
