@@ -296,3 +296,19 @@ def test_what_a_terminal_shows_answers_the_tool(line: str) -> None:
 def test_pasted_shapes_a_request_may_take_ask_for_something(line: str) -> None:
     # they name no work, but they are no answer to the tool either: a new request
     assert looks_pasted(line) and not looks_like_terminal(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "pasted"),
+    [
+        # a process manager's log: the process it came from, then a bar
+        ("0|riskbot  |   status: 403,", True),  # pm2
+        ("web-1  | Listening on port 3000", True),  # Docker Compose
+        ("api_1 | Error: connect ECONNREFUSED", True),
+        # a bar in a request a person wrote
+        ("Fix the login | it fails on Safari", False),
+        ("Make tier 1 | 2 cheaper", False),
+    ],
+)
+def test_a_process_managers_log_line_is_pasted(line: str, pasted: bool) -> None:
+    assert looks_pasted(line) is pasted

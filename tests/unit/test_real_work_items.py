@@ -461,6 +461,15 @@ def test_queued_prompts_as_claude_code_writes_them(
     assert requests == [(1, "build the header", False), *((n, t, True) for n, t in queued)]
 
 
+def test_a_process_managers_log_pasted_alone_goes_on_with_the_work_before() -> None:
+    # pm2's log of the bot's crash (`0|riskbot  |   status: 403,` …), pasted with no words after
+    # the migration of events 180 and 182: the failure of that work, named by no log line
+    [riskbot] = claude(RISKBOT)
+    by_line = {n: t for t in riskbot.tasks() for i in [t.item, *t.evidence] for n in i.lines()}
+    assert by_line[288] is by_line[192]
+    assert not [t for t in riskbot.tasks() if "|" in t.title]
+
+
 def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:
     # Claude Code on Windows runs shell commands with its PowerShell tool: git is called as in
     # Bash, and its result shows the commit as git prints it

@@ -136,13 +136,15 @@ _TERMINAL = re.compile(
     re.VERBOSE,
 )
 # Other lines pasted rather than written as a request: a Markdown table row or image, a log line
-# that starts with a bracketed level, an environment assignment typed as a command (`export A=1`,
-# `set A=1`, `setx NAME value`).
+# that starts with a bracketed level or with the process it came from as a process manager
+# prints it (pm2's `0|api  | …`, Docker Compose's `web-1  | …`), an environment assignment
+# typed as a command (`export A=1`, `set A=1`, `setx NAME value`).
 _PASTED = re.compile(
     r"""^(?:
         \|.*\|\s*$
       | !\[[^\]]*\]\(
       | \[[A-Z]{3,9}\]
+      | (?:\d+\|[\w.@-]+|[\w.-]+[-_]\d+)\s*\|\s
       | [A-Za-z]+\s+[A-Za-z_][A-Za-z0-9_]*=
       | [A-Za-z]+\s+[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:[\s:=]|$)
     )""",
