@@ -217,10 +217,10 @@ def pass_reading_app(command: Callable[..., None]) -> Callable[..., None]:
     """`pass_stored_app` for a command that only reads the database: a SQLite file this user
     may not write (a service account's, in its folder) is read rather than refused."""
 
-    @pass_app
+    @pass_stored_app
     @wraps(command)
     def reading(app: AppContext, *args: Any, **kwargs: Any) -> None:
-        app.read_only_if_unwritable = app.must_exist = True
+        app.read_only_if_unwritable = True
         command(app, *args, **kwargs)
 
     return reading

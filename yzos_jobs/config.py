@@ -273,6 +273,11 @@ def _shown(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _overridden_keys(env: dict[str, str]) -> dict[str, str]:
+    """The settings the environment overrides (`llm.backend`), each with its variable."""
+    return {f"{s}.{k}": var for var, (s, k) in _ENV_OVERRIDES.items() if env.get(var)}
+
+
 def _format_validation_error(
     source: str, err: ValidationError, overridden: dict[str, str] | None = None
 ) -> str:
@@ -472,8 +477,7 @@ def load_settings(
     try:
         settings = Settings.model_validate({**data, "source": source})
     except ValidationError as exc:
-        overridden = {f"{s}.{k}": var for var, (s, k) in _ENV_OVERRIDES.items() if env.get(var)}
-        raise ConfigError(_format_validation_error(source, exc, overridden)) from None
+        raise ConfigError(_format_validation_error(source, exc, _overridden_keys(env))) from None
     url_source = "YZOS_DATABASE_URL" if env.get("YZOS_DATABASE_URL") else source
     _check_database_url(url_source, settings.database.url)
     _check_llm_endpoint(
@@ -564,7 +568,7 @@ def setting_origins(
     settings = load_settings(path, env)
     file = config_file(path, env)
     in_file = set(_flatten(_read_toml(file))) if file is not None else set()
-    from_env = {f"{s}.{k}": f"env {var}" for var, (s, k) in _ENV_OVERRIDES.items() if env.get(var)}
+    from_env = {key: f"env {var}" for key, var in _overridden_keys(env).items()}
     origins = {
         key: from_env.get(key) or (f"file {file}" if key in in_file else "default")
         for key in _flatten(settings.model_dump())

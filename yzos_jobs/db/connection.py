@@ -183,8 +183,7 @@ def describe_url(engine_or_url: Engine | str) -> str:
     query (`?password=`) and the whole of one holding an `@`, all of which SQLAlchemy's
     `hide_password` shows."""
     if isinstance(engine_or_url, Engine) and is_read_only(engine_or_url):
-        path = unquote(urlsplit(engine_or_url.url.database or "").path)
-        return f"sqlite:///{path} (read-only)"
+        return f"sqlite:///{_sqlite_file(engine_or_url.url)} (read-only)"
     if isinstance(engine_or_url, Engine):
         return mask_url(engine_or_url.url.render_as_string(hide_password=True))
     return mask_url(engine_or_url)

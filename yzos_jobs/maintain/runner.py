@@ -95,7 +95,7 @@ def run_job(
     except SQLAlchemyError as exc:
         # The database refused before the run began (gone, or its tables dropped): a failed
         # run for the metrics and the log, though no run row could record it.
-        error = f"{exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}".splitlines()[0]
+        error = _error_line(exc)
         log.error("job could not start", job=name, slot=slot, owner=ctx.owner, error=error)
         return RunResult(name, slot, "failed", {}, error)
     if pause is not None:
@@ -117,7 +117,7 @@ def run_job(
             if run_ctx.stop.is_set() and not ctx.stop.is_set():
                 stats = {**stats, "paused": True}  # it stopped for the pause, not a signal
     except Exception as exc:
-        error = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
+        error = _error_line(exc)
         seconds = round(time.monotonic() - started, 3)
         try:
             slots.finish_run(ctx.sessions, handle, {"seconds": seconds}, error)
@@ -128,6 +128,13 @@ def run_job(
     slots.finish_run(ctx.sessions, handle, stats, None)
     _log_finished(name, slot, ctx.owner, stats)
     return RunResult(name, slot, "succeeded", stats)
+
+
+def _error_line(exc: BaseException) -> str:
+    """What went wrong, in one line: the error's kind and the first line of what it says (for a
+    database error, what the driver said)."""
+    said = getattr(exc, "orig", None) or exc
+    return f"{exc.__class__.__name__}: {said}".splitlines()[0]
 
 
 def _log_finished(job: str, slot: str, owner: str, stats: dict[str, Any]) -> None:
