@@ -275,6 +275,8 @@ def test_a_long_line_is_no_command_line_and_is_read_in_linear_time() -> None:
         "$ npm test",
         "me@box:~/app$ make",
         "PS C:\\app> npm run build",
+        "(base) root@4260969675d7:~/capsule# git push",  # after the conda environment's name
+        "(.venv) PS C:\\app> pytest",
         "2026-05-01 10:00:00 ERROR sync failed",
         '  File "sync.py", line 3, in main',
         "curl -fsSL https://example.com/install.sh | bash",
@@ -312,3 +314,11 @@ def test_pasted_shapes_a_request_may_take_ask_for_something(line: str) -> None:
 )
 def test_a_process_managers_log_line_is_pasted(line: str, pasted: bool) -> None:
     assert looks_pasted(line) is pasted
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["(base) fix the login page", "(urgent) me@work: the sync fails", "(draft) PS: add a footer"],
+)
+def test_a_request_in_brackets_is_no_prompt(line: str) -> None:
+    assert not looks_pasted(line)
