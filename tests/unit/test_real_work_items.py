@@ -470,48 +470,94 @@ def test_a_process_managers_log_pasted_alone_goes_on_with_the_work_before() -> N
     assert not [t for t in riskbot.tasks() if "|" in t.title]
 
 
-def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:
-    # Claude Code on Windows runs shell commands with its PowerShell tool: git is called as in
-    # Bash, and its result shows the commit as git prints it
-    def record(n: int, kind: str, content: list[dict[str, object]]) -> str:
-        return _transcript_record(n, kind, content, "C:\\Users\\me\\shop")
-
-    edit = {"file_path": "C:\\Users\\me\\shop\\cart.py", "old_string": "a", "new_string": "b"}
-    # in the shop's web folder; the message quoted PowerShell's way, with backticks
-    command = (
-        'Push-Location "C:\\Users\\me\\shop\\web"\ngit add -A\n'
-        '$out = git commit -m "Add the `"cart`" page"\nPop-Location\nWrite-Output $out 2>$null'
-    )
+def _edit_then_shell(
+    tmp_path: Path, cwd: str, request: str, edited: str, tool: str, command: str, printed: str
+) -> ClosedSession:
+    """The one session of a transcript: a request, an edit, then one shell call and its result
+    (records 1 to 5)."""
+    edit = {"file_path": edited, "old_string": "a", "new_string": "b"}
     calls = [
         {"type": "tool_use", "id": "t1", "name": "Edit", "input": edit},
-        {"type": "tool_use", "id": "t2", "name": "PowerShell", "input": {"command": command}},
+        {"type": "tool_use", "id": "t2", "name": tool, "input": {"command": command}},
     ]
-    printed = '[main 3f9c2ab] Add the "cart" page\n 1 file changed, 1 insertion(+)'
     results = [
         {"type": "tool_result", "tool_use_id": "t1", "content": "The file was updated"},
         {"type": "tool_result", "tool_use_id": "t2", "content": printed},
     ]
+    records = [
+        [{"type": "text", "text": request}],
+        calls[:1],
+        results[:1],
+        calls[1:],
+        results[1:],
+    ]
     path = tmp_path / "s1.jsonl"
     path.write_text(
         "\n".join(
-            [
-                record(1, "user", [{"type": "text", "text": "make a page for the cart"}]),
-                record(2, "assistant", calls[:1]),
-                record(3, "user", results[:1]),
-                record(4, "assistant", calls[1:]),
-                record(5, "user", results[1:]),
-            ]
+            _transcript_record(n, "assistant" if n % 2 == 0 else "user", content, cwd)
+            for n, content in enumerate(records, start=1)
         )
         + "\n"
     )
     [group] = transcript_groups([path])
     [session] = transcript_sessions(group)
+    return session
+
+
+def test_a_commit_made_through_powershell_is_a_commit(tmp_path: Path) -> None:
+    # Claude Code on Windows runs shell commands with its PowerShell tool: git is called as in
+    # Bash, and its result shows the commit as git prints it
+    # in the shop's web folder; the message quoted PowerShell's way, with backticks
+    command = (
+        'Push-Location "C:\\Users\\me\\shop\\web"\ngit add -A\n'
+        '$out = git commit -m "Add the `"cart`" page"\nPop-Location\nWrite-Output $out 2>$null'
+    )
+    printed = '[main 3f9c2ab] Add the "cart" page\n 1 file changed, 1 insertion(+)'
+    session = _edit_then_shell(
+        tmp_path,
+        "C:\\Users\\me\\shop",
+        "make a page for the cart",
+        "C:\\Users\\me\\shop\\cart.py",
+        "PowerShell",
+        command,
+        printed,
+    )
     [commit] = [e for e in session.events if isinstance(e, Commit)]
     assert (commit.line, commit.sha, commit.subject) == (4, "3f9c2ab", 'Add the "cart" page')
     [task] = session.tasks()
     assert task.title == 'Add the "cart" page' and task.item.lines() == [1, 4]
     # its git ran in the folder PowerShell pushed, where the session's only commit is
     assert session.project_path == "C:\\Users\\me\\shop\\web"
+
+
+def test_each_commit_of_one_shell_call_is_a_commit(tmp_path: Path) -> None:
+    # one Bash call commits the API in the repository and the docs in its submodule, in turn
+    command = (
+        "git add api.py && git commit -m \"$(cat <<'EOF'\nAdd the orders API\n\n"
+        "GET and POST /orders\nEOF\n)\" && cd docs && git add -A && git commit -F - <<'EOF'\n"
+        "Document the orders API\nEOF"
+    )
+    printed = (
+        "[main 1a2b3c4] Add the orders API\n 1 file changed, 9 insertions(+)\n"
+        "[main 5d6e7f8] Document the orders API\n 1 file changed, 4 insertions(+)"
+    )
+    session = _edit_then_shell(
+        tmp_path,
+        "/home/me/shop",
+        "add an orders API and document it",
+        "/home/me/shop/api.py",
+        "Bash",
+        command,
+        printed,
+    )
+    commits = [e for e in session.events if isinstance(e, Commit)]
+    assert [(c.line, c.sha, c.subject, c.body) for c in commits] == [
+        (4, "1a2b3c4", "Add the orders API", "GET and POST /orders"),
+        (4, "5d6e7f8", "Document the orders API", ""),
+    ]
+    # a commit after a commit is the next work item
+    assert [t.title for t in session.tasks()] == ["Add the orders API", "Document the orders API"]
+    assert session.project_path == "/home/me/shop"
 
 
 def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from tests.support.watchdog import ends_within
-from yzos_jobs.importers.shell_commands import commit_subject, git_parts, heredoc_body
+from yzos_jobs.importers.shell_commands import (
+    COMMITS_READ,
+    commit_messages,
+    commit_subject,
+    git_parts,
+    heredoc_body,
+)
 
 
 @pytest.mark.parametrize(
@@ -38,3 +44,18 @@ def test_a_command_of_thousands_of_folder_changes_is_read_in_linear_time() -> No
     assert parts == [(None, "git status")]
     # a real change of folder is followed
     assert list(git_parts("cd app && git status", "/home/me")) == [("/home/me/app", "git status")]
+
+
+def test_each_commit_of_a_command_passes_its_own_message() -> None:
+    command = (
+        'git commit -m "Add the parser" && git commit --amend --no-edit && '
+        "git commit -m 'Add the printer'"
+    )
+    # the amend passes none, and takes not the next commit's
+    assert commit_messages(command) == [("Add the parser", ""), None, ("Add the printer", "")]
+
+
+def test_a_command_that_commits_over_and_over_is_read_for_a_few_commits() -> None:
+    command = 'git commit -m "step" && ' * 5000
+    with ends_within(30):
+        assert commit_messages(command) == [("step", "")] * COMMITS_READ

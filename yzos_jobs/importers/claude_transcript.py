@@ -75,6 +75,8 @@ from yzos_jobs.importers.shell_commands import (
     cloned_into,
     commands_run_here,
     commit_message,
+    commit_messages,
+    commits_printed,
     confirmed_commit,
     git_commit_end,
     git_folders,
@@ -256,6 +258,9 @@ class _Pending:
     command: str
     body: str = ""
     git_in: str | None = None  # the folder the (last) commit of the call ran in
+    # of a call that commits more than once: each commit's folder and message, in order
+    folders: tuple[str | None, ...] = ()
+    messages: tuple[tuple[str, str] | None, ...] = ()
 
 
 def _is_notice(content: str) -> bool:
@@ -701,6 +706,10 @@ class TranscriptReader:
                         body,
                         committed_in[-1] if committed_in else None,
                     )
+                    if len(committed_in) > 1:  # `git commit … && git commit …`
+                        pending = self._pending[part["id"]]
+                        pending.folders = tuple(committed_in)
+                        pending.messages = tuple(commit_messages(command)) if posix else ()
             elif base.line is not None and (path := written_path(name, tool_input, base.cwd)):
                 touched = FileTouched(base.line, clean_text(path, 1000) or path)
                 out += self._made(base, part.get("id"), touched)
@@ -809,6 +818,9 @@ class TranscriptReader:
             call = self._pending.pop(call_id, None)
             if call is None or part.get("is_error") or call.line is None:
                 continue
+            if call.folders and len(made := commits_printed(text)) > 1:
+                out += self._commits_made(base, call, made)
+                continue
             done = confirmed_commit(call.command, text, call.subject)
             if done is None:
                 continue
@@ -826,6 +838,27 @@ class TranscriptReader:
                     call.cwd,
                     commit,
                     git_in=call.git_in,
+                )
+            )
+        return out
+
+    @staticmethod
+    def _commits_made(base: Fact, call: _Pending, made: list[tuple[str, str]]) -> list[Fact]:
+        """The commits of a call that committed more than once (`git commit … && git commit
+        …`), named by the subjects git printed; each takes the body of the message passed with
+        its subject, and the folder of its `git commit` where every commit git ran printed one."""
+        bodies = {m[0]: m[1] for m in reversed(call.messages) if m is not None}
+        out: list[Fact] = []
+        for at, (sha, subject) in enumerate(made):
+            if not subject or call.line is None:
+                continue
+            folder = call.folders[at] if len(call.folders) == len(made) else call.git_in
+            commit = Commit(
+                call.line, sha, clean_text(subject, 1000) or subject, body=bodies.get(subject, "")
+            )
+            out.append(
+                Fact(
+                    base.uuid, call.session_id, call.line, call.at, call.cwd, commit, git_in=folder
                 )
             )
         return out

@@ -110,6 +110,34 @@ def commit_message(command: str) -> tuple[str, str] | None:
     return first, "\n".join(line for line in lines[at + 1 :] if line)[:BODY_CHARS]
 
 
+def commit_messages(command: str) -> list[tuple[str, str] | None]:
+    """The message (`commit_message`) of each `git commit` of a command that commits more than
+    once, in order, up to COMMITS_READ: each read up to the next commit's `commit` word, so
+    a commit that passes none takes no other's."""
+    text = command[:COMMAND_CHARS]
+    ends: list[int] = []
+    while len(ends) <= COMMITS_READ and (found := git_commit_end(text[ends[-1] if ends else 0 :])):
+        ends.append((ends[-1] if ends else 0) + found)
+    starts = [0, *ends]
+    return [
+        commit_message(text[starts[i] : ends[i + 1] if i + 1 < len(ends) else len(text)])
+        for i in range(min(len(ends), COMMITS_READ))
+    ]
+
+
+def commits_printed(result: str) -> list[tuple[str, str]]:
+    """(sha, subject) of each commit git's `[<branch> <sha>] <subject>` lines show made, in
+    order, up to COMMITS_READ."""
+    return [
+        (m.group(1), m.group(2).strip())
+        for m in itertools.islice(_COMMITTED.finditer(result), COMMITS_READ)
+    ]
+
+
+# Of one command that commits more than once, the commits read (a hostile one repeats them)
+COMMITS_READ = 20
+
+
 def commit_subject(command: str) -> str | None:
     """The subject of the message a `git commit` command passes (see `commit_message`)."""
     message = commit_message(command)
