@@ -78,6 +78,9 @@ SOUND_RECORDER = (
 DUET = "claude-code/-Users-tslater-dev-cli-duet/7c03c5fa-7295-40f0-9dd9-ffb43edecf1f.jsonl"
 MEMORY_SYNC = "claude-code/C--Users-emarquez/cc6e5a07-2800-47f0-a68e-20d094a4b5d0.jsonl"
 ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
+KAKURO = "claude-code/-tmp-test/80e27b5f-6ae5-429d-8698-523118bc4724.jsonl"
+COLOSSEUM = "claude-code/-Users-reinhartsulilatu/ebb290e0-dc9b-47ec-b5a1-2c1bccc31397.jsonl"
+GITHUB_ME = "claude-code/-home-ryoryo/b049dd64-f972-453e-8986-e955fee5d428.jsonl"
 MOKIO = "claude-code/-Users-mokio-Project-MokioFactory/467cacaa-6d8b-4361-b30a-d1c1081e2a27.jsonl"
 REJECTED_WRITES = (
     "claude-code/-Users-a111111-demo-LazyBlog-docs-posts/5df30a8e-5fb8-47cd-8227-b355aa3b4139.jsonl"
@@ -277,6 +280,26 @@ def test_a_slash_command_whose_prompt_claude_code_sent_is_a_request() -> None:
     [task] = [t for t in duet.tasks() if 122 in t.item.lines()]
     assert task.title == "Show full first sentence in README skill descriptions"
     assert [r.line for r in task.item.requests][-1] == 122
+
+
+def test_a_bare_slash_command_is_named_by_what_its_expansion_asks_for() -> None:
+    # an older Claude Code writes `/init`'s message as the bare name "init": the prompt it sent
+    # the model says what was asked, and CLAUDE.md was written for it
+    [session] = claude(KAKURO)
+    [first, *_] = session.tasks()
+    assert first.line == 2
+    assert first.title.startswith("Please analyze this codebase and create a CLAUDE.md file")
+    # a project's own command (`.claude/commands/github_me.md`) is named by its description
+    [session] = claude(GITHUB_ME)
+    [task] = [t for t in session.tasks() if t.line == 306]
+    assert task.title.startswith(
+        "GitHubリポジトリ https://github.com/satomaru0512/chaonannxu-me.git"
+    )
+    # a skill's expansion is its manual ("Base directory for this skill: …", a preamble): it
+    # says what the skill is for, not what was asked of it
+    [session] = claude(COLOSSEUM)
+    assert [r for r in session.events if isinstance(r, Request) and r.command]
+    assert not [t for t in session.tasks() if "skill" in t.title.casefold()]
 
 
 def test_an_empty_turn_claude_code_filled_in_is_no_request() -> None:

@@ -62,6 +62,7 @@ from yzos_jobs.importers.closed_session import (
     FileTouched,
     Request,
     ShellChange,
+    is_candidate_title,
     title_of,
 )
 from yzos_jobs.importers.manifest_name import MANIFESTS, manifest_name
@@ -236,6 +237,10 @@ class _Queued:
     stamp: str  # the enqueue record's timestamp as written
     text: str | None  # None: the record holds no prompt (newer versions write it only when handed)
     carried: bool = False  # an attachment carried it to the model before the queue removed it
+
+
+# How Claude Code starts the expansion of a skill run as a slash command
+_SKILL_EXPANSION = "Base directory for this skill:"
 
 
 @dataclass(frozen=True)
@@ -606,14 +611,21 @@ class TranscriptReader:
     def _command_request(self, command: _Command, content: Any) -> list[Fact]:
         """The request of a slash command whose expansion a record sent the model: it rests on
         the command's line, is named by the command's message (`init is analyzing your
-        codebase…`), and the expansion is its context. A note Claude Code adds for the model
+        codebase…`), or where that is the command's bare name by its expansion, which is its
+        context. A note Claude Code adds for the model
         (`<local-command-caveat>`, after `/context`) is no expansion."""
         base, message = command.base, command.message
         expansion = typed_text("\n\n".join(_text_parts(content)))
         if not expansion or base.line is None:
             return []
         text = expansion[:REQUEST_CHARS]
-        request = Request(base.line, text, title_of(message), command=True)
+        title = title_of(message)
+        if not is_candidate_title(title) and not expansion.startswith(_SKILL_EXPANSION):
+            # a command's bare name (`/init`, a project's `/github_me`): its expansion says what
+            # it asks for ("Please analyze this codebase and create a CLAUDE.md file…"); a
+            # skill's is its manual, which says what it is for in general
+            title = title_of(expansion)
+        request = Request(base.line, text, title, command=True)
         return [replace(base, event=request)]
 
     def _queued_request(self, base: Fact, prompt: str) -> list[Fact]:
