@@ -558,11 +558,11 @@ def test_each_commit_of_one_shell_call_is_a_commit(tmp_path: Path) -> None:
     command = (
         "git add api.py && git commit -m \"$(cat <<'EOF'\nAdd the orders API\n\n"
         "GET and POST /orders\nEOF\n)\" && cd docs && git add -A && git commit -F - <<'EOF'\n"
-        "Document the orders API\nEOF"
+        "Document the checkout flow\nEOF"
     )
     printed = (
         "[main 1a2b3c4] Add the orders API\n 1 file changed, 9 insertions(+)\n"
-        "[main 5d6e7f8] Document the orders API\n 1 file changed, 4 insertions(+)"
+        "[main 5d6e7f8] Document the checkout flow\n 1 file changed, 4 insertions(+)"
     )
     session = _edit_then_shell(
         tmp_path,
@@ -576,10 +576,13 @@ def test_each_commit_of_one_shell_call_is_a_commit(tmp_path: Path) -> None:
     commits = [e for e in session.events if isinstance(e, Commit)]
     assert [(c.line, c.sha, c.subject, c.body) for c in commits] == [
         (4, "1a2b3c4", "Add the orders API", "GET and POST /orders"),
-        (4, "5d6e7f8", "Document the orders API", ""),
+        (4, "5d6e7f8", "Document the checkout flow", ""),
     ]
     # a commit after a commit is the next work item
-    assert [t.title for t in session.tasks()] == ["Add the orders API", "Document the orders API"]
+    assert [t.title for t in session.tasks()] == [
+        "Add the orders API",
+        "Document the checkout flow",
+    ]
     assert session.project_path == "/home/me/shop"
 
 

@@ -219,3 +219,21 @@ def test_a_command_or_output_pasted_as_the_answer_goes_on_with_the_work() -> Non
     assert _lines(items) == [[1], [5]]
     items, _ = work_items([*ask, answer, FileTouched(4, "sync.conf")], runs_end_at_request=True)
     assert _lines(items) == [[1], [3]]
+
+
+def test_a_commit_right_after_one_on_the_same_thing_goes_on_with_it() -> None:
+    # one request, then commits in a row: the second names the derivative the first added (its
+    # docs), the third names a thing of its own
+    events = [
+        _typed(1, "Work through the review list"),
+        FileTouched(2, "R/deriv.R"),
+        Commit(3, "a1", "feat: add generic derivative interface"),
+        Commit(4, "b2", "docs: regenerate documentation for derivative methods"),
+        Commit(5, "c3", "feat: add package citation file"),
+        Commit(6, "d4", "Update tests"),  # names no one thing: an item of its own
+    ]
+    items, _ = work_items(events, runs_end_at_request=True)
+    assert [[c.line for c in item.commits] for item in items] == [[3, 4], [5], [6]]
+    # aider's watch mode the same way
+    items, _ = work_items(events)
+    assert [[c.line for c in item.commits] for item in items] == [[3, 4], [5], [6]]

@@ -611,9 +611,9 @@ class TranscriptReader:
     def _command_request(self, command: _Command, content: Any) -> list[Fact]:
         """The request of a slash command whose expansion a record sent the model: it rests on
         the command's line, is named by the command's message (`init is analyzing your
-        codebase…`), or where that is the command's bare name by its expansion, which is its
-        context. A note Claude Code adds for the model
-        (`<local-command-caveat>`, after `/context`) is no expansion."""
+        codebase…`) or, where that is the command's bare name, by its expansion, which is its
+        context. A note Claude Code adds for the model (`<local-command-caveat>`, after
+        `/context`) is no expansion."""
         base, message = command.base, command.message
         expansion = typed_text("\n\n".join(_text_parts(content)))
         if not expansion or base.line is None:

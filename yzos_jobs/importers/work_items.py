@@ -3,7 +3,8 @@
 A commit closes a work item: the requests since the previous work item, and the edits made for
 them, lead to it. A commit that follows another with no request between them is a work item of
 its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
-steps), with no request. Past the session's last commit (or in a session that never commits), a
+steps), with no request, unless its subject names something the one before named
+(`_same_thing`): then it goes on with that item. Past the session's last commit (or in a session that never commits), a
 run of applied edits (or of shell commands that changed something: `shell_effects`) ends at the
 next request: the requests that led to it are one work item.
 Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a run of edits ends at
@@ -38,6 +39,7 @@ other requests, commits and files are its evidence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -104,6 +106,32 @@ def _naming_rank(request: Request) -> int:
     if request.question:
         return 1
     return 2 if word_units(request.text) < SHORT_REPLY_UNITS else 0
+
+
+# A word of a commit subject that can name what it changes (five letters or more: `derivative`,
+# `timeline`), and those that say what kind of change it is, or name no one thing
+_SUBJECT_WORD = re.compile(r"[^\W\d_]\w{4,}")
+_CHANGE_WORDS_SPELLED = """
+added adding allow better change changed changes clean cleanup commit config correct create
+created disable enable ensure error errors feature features files first fixed fixes format
+formatting handle improve improved initial issue issues merge merged minor missing other
+project properly readme refactor release remove removed rename renamed replace script
+scripts should small style support tests unused update updated updates using version
+"""
+_CHANGE_WORDS = frozenset(_CHANGE_WORDS_SPELLED.split())
+
+
+def _subject_words(commit: Commit) -> set[str]:
+    title = split_prefix(commit.subject)[1].casefold()
+    return set(_SUBJECT_WORD.findall(title)) - _CHANGE_WORDS
+
+
+def _same_thing(commit: Commit, before: list[Commit]) -> bool:
+    """Whether a commit right after another (no request between them) goes on with the same
+    thing: its subject names something the one before named ("add generic derivative
+    interface", then "regenerate documentation for derivative methods"). A plan committed in
+    steps, or watch mode's comments, are items of their own where each names its own thing."""
+    return bool(before) and bool(_subject_words(commit) & _subject_words(before[-1]))
 
 
 def _held_by_commit(items: list[WorkItem]) -> int:
@@ -187,7 +215,7 @@ def work_items(
         elif isinstance(e, Commit):
             if not e.work:
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
-            if committed:
+            if committed and not _same_thing(e, current.commits):
                 close()  # a commit after a commit: the next work item
             elif (
                 runs_end_at_request
