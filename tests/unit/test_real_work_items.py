@@ -78,6 +78,7 @@ SOUND_RECORDER = (
 DUET = "claude-code/-Users-tslater-dev-cli-duet/7c03c5fa-7295-40f0-9dd9-ffb43edecf1f.jsonl"
 MEMORY_SYNC = "claude-code/C--Users-emarquez/cc6e5a07-2800-47f0-a68e-20d094a4b5d0.jsonl"
 ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
+SKILL_LIBRARY = "claude-code/-Users-admin/bfadf251-556e-4c28-96f9-a04826eb2f82.jsonl"
 KAKURO = "claude-code/-tmp-test/80e27b5f-6ae5-429d-8698-523118bc4724.jsonl"
 COLOSSEUM = "claude-code/-Users-reinhartsulilatu/ebb290e0-dc9b-47ec-b5a1-2c1bccc31397.jsonl"
 GITHUB_ME = "claude-code/-home-ryoryo/b049dd64-f972-453e-8986-e955fee5d428.jsonl"
@@ -584,6 +585,56 @@ def test_each_commit_of_one_shell_call_is_a_commit(tmp_path: Path) -> None:
         "Document the checkout flow",
     ]
     assert session.project_path == "/home/me/shop"
+
+
+@pytest.mark.parametrize(
+    ("stats", "error", "edited"),
+    [
+        ({"readCount": 4, "editFileCount": 3, "linesAdded": 80, "linesRemoved": 2}, False, True),
+        ({"readCount": 9, "editFileCount": 0, "linesAdded": 0, "linesRemoved": 0}, False, False),
+        ({"readCount": 4, "editFileCount": 3, "linesAdded": 80, "linesRemoved": 2}, True, False),
+        (None, False, False),  # an older version counts nothing: not known to have edited
+    ],
+)
+def test_a_subagents_edits_are_the_work_of_the_call_that_ran_it(
+    tmp_path: Path, stats: dict[str, int] | None, error: bool, edited: bool
+) -> None:
+    call = {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "Agent",
+        "input": {"description": "Build the bundle editor", "prompt": "…"},
+    }
+    result = json.loads(
+        _transcript_record(
+            3, "user", [{"type": "tool_result", "tool_use_id": "t1", "content": "Done."}], CWD
+        )
+    )
+    result["message"]["content"][0]["is_error"] = error
+    if stats is not None:
+        result["toolUseResult"] = {"status": "completed", "agentId": "a1", "toolStats": stats}
+    path = tmp_path / "s1.jsonl"
+    lines = [
+        _transcript_record(1, "user", [{"type": "text", "text": "build the bundle editor"}], CWD),
+        _transcript_record(2, "assistant", [call], CWD),
+        json.dumps(result),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    [group] = transcript_groups([path])
+    [session] = transcript_sessions(group)
+    changes = [e for e in session.events if isinstance(e, ShellChange)]
+    assert [(c.line, c.command) for c in changes] == (
+        [(2, "Agent: Build the bundle editor")] if edited else []
+    )
+
+
+def test_work_subagents_did_is_an_item_of_its_own_before_a_commit_of_later_work() -> None:
+    # requests 111 and 136 were carried out by subagents (the main transcript shows no edit):
+    # items of their own, not requests the later commit of the first run's edits holds
+    [session] = claude(SKILL_LIBRARY)
+    by_line = {t.line: t.item.lines() for t in session.tasks()}
+    assert by_line[111] == [111] and by_line[136] == [136]
+    assert by_line[191] == [163, 191]
 
 
 def test_a_multi_line_request_with_a_pasted_log_is_one_request_named_by_its_commit() -> None:

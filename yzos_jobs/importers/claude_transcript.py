@@ -29,6 +29,9 @@ a record gives (a `Fact`):
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names, or an MCP
   server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`),
   once the call's result shows the edit was made (not rejected by the person, not an error).
+- a change handed to a subagent (`ShellChange`): an `Agent` or `Task` call whose structured
+  result (`toolUseResult.toolStats`, newer versions) counts files the subagent edited: the work
+  of the record that called it (its own transcript's records are no one's).
 - a tool call (`ToolCall`): the first call after a request of a tool that worked on it (not the
   session's bookkeeping: a to-do list, plan mode, a question put, a tool looked up; not git
   alone showing or shipping the work), and the first that tried a change (an edit, a changing
@@ -164,6 +167,9 @@ _BOOKKEEPING_TOOLS = frozenset(
 # both; what else a command changes (files written, folders made or moved) is read from Bash's
 # only: PowerShell's cmdlets, `$null` and here-strings are another language.
 _SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+# Tools that hand work to a subagent, whose edits are in its own transcript: newer versions
+# count them in the call's structured result (`toolUseResult.toolStats`)
+_DELEGATING_TOOLS = frozenset({"Agent", "Task"})
 # Tools that read a file or search a folder, and the input naming it.
 _LOOKING_TOOLS = {
     "Read": "file_path",
@@ -266,6 +272,15 @@ class _Pending:
     # of a call that commits more than once: each commit's folder and message, in order
     folders: tuple[str | None, ...] = ()
     messages: tuple[tuple[str, str] | None, ...] = ()
+
+
+def _edited_files(outcome: Any) -> bool:
+    """Whether a subagent's structured result counts files it edited or lines it changed."""
+    stats = outcome.get("toolStats") if isinstance(outcome, dict) else None
+    if not isinstance(stats, dict):
+        return False
+    counts = (stats.get(key) for key in ("editFileCount", "linesAdded", "linesRemoved"))
+    return any(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in counts)
 
 
 def _is_notice(content: str) -> bool:
@@ -421,6 +436,9 @@ class TranscriptReader:
         # were made: one the person rejected or that failed changed nothing
         self._changes: dict[str, Fact] = {}
         self._clones: dict[str, str | None] = {}  # `git clone` calls: the folder each ran in
+        # Work handed to a subagent (`Agent`, `Task`), waiting for the result that says whether
+        # it edited files
+        self._delegated: dict[str, Fact] = {}
         # What a call did that counts once its result shows it done (an origin set, what a
         # `mv` moved, a manifest written): a call rejected or failed did nothing
         self._when_done: dict[str, list[Fact]] = {}
@@ -514,7 +532,7 @@ class TranscriptReader:
         if isinstance(content, list) and any(
             isinstance(p, dict) and p.get("type") == "tool_result" for p in content
         ):
-            found = [base, *self._tool_results(base, content)]
+            found = [base, *self._tool_results(base, content, r.get("toolUseResult"))]
             # text typed while the tool ran, which Claude Code (before its queued-command
             # attachments) wrote beside the tool's result
             typed = "\n\n".join(_text_parts(content))
@@ -739,6 +757,12 @@ class TranscriptReader:
                 tried = True
             elif isinstance(name, str) and name not in _BOOKKEEPING_TOOLS:
                 worked = True
+                called = part.get("id")
+                if name in _DELEGATING_TOOLS and base.line is not None and isinstance(called, str):
+                    task = tool_input.get("description")
+                    shown = f"{name}: {task}" if isinstance(task, str) else name
+                    change = ShellChange(base.line, clean_text(shown, 1000) or name)
+                    self._delegated[called] = replace(base, event=change)
         return [*out, *self._worked_on(base, tried)] if worked or tried else out
 
     def _worked_on(self, base: Fact, tried: bool) -> list[Fact]:
@@ -792,7 +816,9 @@ class TranscriptReader:
         self._changes[called] = fact
         return []
 
-    def _tool_results(self, base: Fact, content: list[Any]) -> list[Fact]:
+    def _tool_results(self, base: Fact, content: list[Any], outcome: Any = None) -> list[Fact]:
+        """What the tool results of a record show made; `outcome` is the record's
+        `toolUseResult`, the structured result of its call."""
         out: list[Fact] = []
         for part in content:
             if not isinstance(part, dict) or part.get("type") != "tool_result":
@@ -813,6 +839,9 @@ class TranscriptReader:
             change = self._changes.pop(call_id, None)
             if change is not None and not part.get("is_error"):
                 out.append(replace(change, uuid=base.uuid))
+            delegated = self._delegated.pop(call_id, None)
+            if delegated is not None and not part.get("is_error") and _edited_files(outcome):
+                out.append(replace(delegated, uuid=base.uuid))
             listed = call_id in self._listings
             self._listings.discard(call_id)
             if base.cwd and (

@@ -4,9 +4,10 @@ A commit closes a work item: the requests since the previous work item, and the 
 them, lead to it. A commit that follows another with no request between them is a work item of
 its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
 steps), with no request, unless its subject names something the one before named
-(`_same_thing`): then it goes on with that item. Past the session's last commit (or in a session that never commits), a
-run of applied edits (or of shell commands that changed something: `shell_effects`) ends at the
-next request: the requests that led to it are one work item.
+(`_same_thing`): then it goes on with that item. Past the session's last commit (or in a
+session that never commits), a run of applied edits (or of shell commands that changed
+something: `shell_effects`) ends at the next request: the requests that led to it are one work
+item.
 Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a run of edits ends at
 the next request wherever it is: a person asks for one thing after another and then for a commit
 of them all, and each thing asked is a work item (the commit names the item it closes); a commit
