@@ -79,6 +79,7 @@ DUET = "claude-code/-Users-tslater-dev-cli-duet/7c03c5fa-7295-40f0-9dd9-ffb43ede
 MEMORY_SYNC = "claude-code/C--Users-emarquez/cc6e5a07-2800-47f0-a68e-20d094a4b5d0.jsonl"
 ROUTER = "claude-code/C--Users-Mischa/ff59cfd2-09dc-4a18-8c9f-0d46c3d4e8cd.jsonl"
 SKILL_LIBRARY = "claude-code/-Users-admin/bfadf251-556e-4c28-96f9-a04826eb2f82.jsonl"
+AXIOM = "claude-code/-home-claude/3ded8353-4b30-42c2-b244-849aa72b2bdf.jsonl"
 KAKURO = "claude-code/-tmp-test/80e27b5f-6ae5-429d-8698-523118bc4724.jsonl"
 COLOSSEUM = "claude-code/-Users-reinhartsulilatu/ebb290e0-dc9b-47ec-b5a1-2c1bccc31397.jsonl"
 GITHUB_ME = "claude-code/-home-ryoryo/b049dd64-f972-453e-8986-e955fee5d428.jsonl"
@@ -301,6 +302,16 @@ def test_a_bare_slash_command_is_named_by_what_its_expansion_asks_for() -> None:
     [session] = claude(COLOSSEUM)
     assert [r for r in session.events if isinstance(r, Request) and r.command]
     assert not [t for t in session.tasks() if "skill" in t.title.casefold()]
+
+
+def test_a_relayed_prompts_sender_is_no_part_of_the_request() -> None:
+    # a chat platform relays each prompt through the Agent SDK as "[Name (email)]: …"
+    [session] = claude(AXIOM)
+    requests = [e for e in session.events if isinstance(e, Request)]
+    assert requests and not [r for r in requests if "@" in r.text.split("\n", 1)[0][:80]]
+    # "yeah ofc" is a short reply to the question before it, which names the item
+    [task] = [t for t in session.tasks() if 110 in t.item.lines()]
+    assert task.title.startswith("whelp rork didnt work") and task.item.lines() == [101, 110]
 
 
 def test_an_empty_turn_claude_code_filled_in_is_no_request() -> None:

@@ -323,7 +323,13 @@ def typed_text(text: str) -> str:
     typed = "\n".join(part.strip() for part in kept if part.strip())
     if _INTERRUPTED.match(typed) or _COMMAND.match(typed):
         return ""
-    return typed
+    return _RELAYED_FROM.sub("", typed, count=1)
+
+
+# A prompt a chat platform relayed through the Agent SDK, naming its sender first: `[Ann Lee
+# (ann@example.com)]: add a login page`. The sender is no part of the request ("yes" stays a
+# short reply).
+_RELAYED_FROM = re.compile(r"^\[[^\]\n]{0,200}@[^\]\n]{0,200}\]:[ \t]*")
 
 
 def command_message(text: str) -> str | None:
