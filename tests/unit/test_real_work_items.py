@@ -838,6 +838,22 @@ BHFARA = "aider/Arjo67-tech__black-hole-faraday-reconstruction-/.aider.chat.hist
 STOCK_MONITOR = "aider/SuperKMan__stock-monitor-ai/.aider.chat.history.md"
 
 
+BOOKLENS = "aider/DrDevEli__booklensapp/.aider.chat.history.md"
+
+
+def test_a_session_that_shows_nothing_is_where_the_repository_is_now(tmp_path: Path) -> None:
+    # the first session shows `/Users/…/Desktop/booksServiceApi`; the folder was renamed
+    # `booklensapp` before the second, and the others show no folder of their own
+    history = history_at(tmp_path, BOOKLENS)
+    old = "/Users/emdesenvolvimento/Desktop/booksServiceApi"
+    assert {s.project_path for s in history_sessions(history)} == {old}
+    # in the repository (its `.git` beside the history) they were written where it is now
+    (history.parent / ".git").mkdir()
+    first, *later = history_sessions(history)
+    assert first.project_path == old
+    assert {s.project_path for s in later} == {str(history.parent)}
+
+
 def test_a_moved_history_takes_the_repository_its_read_only_files_show(tmp_path: Path) -> None:
     # written in `/home/pc30/bhfara` (every session prints `Git repo: .git`) and committed as a
     # repository of another name; later sessions add `/home/pc30/bhfara/coeffs.py` read-only, a

@@ -122,7 +122,11 @@ class SessionRepository:
         written_in = (
             repo.normalise(str(repo.join(flag, ".."))) if flag and repo.is_absolute(flag) else None
         )
-        base = written_in or file_root()
+        # Where a repository's `.git` sits beside the history, the history is at its root: a
+        # session that shows nothing was written there, whatever folder the repository had when
+        # another session showed it (renamed since, or the history synced from another machine)
+        at_root = (history.parent / ".git").exists()
+        base = written_in or (None if at_root else file_root())
         if base is None:
             here = repo.normalise(str(history.parent))
             moved = self.moved_root(history)
