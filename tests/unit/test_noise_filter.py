@@ -277,6 +277,8 @@ def test_a_long_line_is_no_command_line_and_is_read_in_linear_time() -> None:
         "PS C:\\app> npm run build",
         "(base) root@4260969675d7:~/capsule# git push",  # after the conda environment's name
         "(.venv) PS C:\\app> pytest",
+        "(venv) C:\\app>python main.py",
+        "(base) $ ls",
         "2026-05-01 10:00:00 ERROR sync failed",
         '  File "sync.py", line 3, in main',
         "curl -fsSL https://example.com/install.sh | bash",

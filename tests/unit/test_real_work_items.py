@@ -25,7 +25,7 @@ from yzos_jobs.config import load_settings
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.aider_history import history_sessions
 from yzos_jobs.importers.claude_code import transcript_groups
-from yzos_jobs.importers.claude_transcript import changes_on_server, writes_file
+from yzos_jobs.importers.claude_transcript import changes_on_server, typed_text, writes_file
 from yzos_jobs.importers.closed_session import (
     ClosedSession,
     bounded_title,
@@ -314,6 +314,56 @@ def test_a_relayed_prompts_sender_is_no_part_of_the_request() -> None:
     assert task.title.startswith("whelp rork didnt work") and task.item.lines() == [101, 110]
 
 
+@pytest.mark.parametrize(
+    ("message", "name", "expansion", "titled"),
+    [
+        ("init", "/init", "Please analyze this codebase and create a CLAUDE.md file.", True),
+        ("deploy", "/deploy", "Deploy the staging stack and check its health.", True),
+        # a plugin's command, a manual's heading, front matter: no request in words
+        (
+            "feature-dev:feature-dev",
+            "/feature-dev:feature-dev",
+            "Build the feature step by step.",
+            False,
+        ),
+        ("deploy", "/deploy", "# Deploying\n\nDeploy the staging stack.", False),
+        ("deploy", "/deploy", "---\ndescription: deploy\n---\nDeploy the stack.", False),
+        # a message of its own names the request
+        ("deploy is running…", "/deploy", "Deploy the staging stack.", False),
+    ],
+)
+def test_a_bare_command_takes_its_expansions_first_line_only_where_it_asks_in_words(
+    tmp_path: Path, message: str, name: str, expansion: str, titled: bool
+) -> None:
+    command = f"<command-message>{message}</command-message>\n<command-name>{name}</command-name>"
+    sent = json.loads(_transcript_record(2, "user", [{"type": "text", "text": expansion}], CWD))
+    sent["isMeta"] = True
+    path = tmp_path / "s1.jsonl"
+    lines = [_transcript_record(1, "user", command, CWD), json.dumps(sent)]
+    path.write_text("\n".join(lines) + "\n")
+    [group] = transcript_groups([path])
+    [session] = transcript_sessions(group)
+    [request] = [e for e in session.events if isinstance(e, Request)]
+    first = expansion.split("\n", 1)[0]
+    assert (request.line, request.command) == (1, True)
+    assert (request.title == first) is titled
+
+
+@pytest.mark.parametrize(
+    ("prompt", "typed"),
+    [
+        ("[Ann Lee (ann@example.com)]: add a login page", "add a login page"),
+        ("[Ann Lee (ann@example.com)]:\nadd a login page", "add a login page"),
+        ("[Ann Lee (ann@example.com)]: [Request interrupted by user]", ""),
+        # no sender's address in brackets: the person's own words
+        ("[@here]: please deploy", "[@here]: please deploy"),
+        ("[email me@example.com]: the invoice", "[email me@example.com]: the invoice"),
+    ],
+)
+def test_a_relayed_prompts_sender_is_left_out_of_what_was_typed(prompt: str, typed: str) -> None:
+    assert typed_text(prompt) == typed
+
+
 def test_an_empty_turn_claude_code_filled_in_is_no_request() -> None:
     # Claude Code writes "(no content)" for a turn with no text (line 503)
     [session] = claude(GRAPH_MONITOR)
@@ -332,7 +382,7 @@ def test_a_pasted_powershell_prompt_names_no_work_item() -> None:
 CWD = "/home/me/shop"
 
 
-def _transcript_record(n: int, kind: str, content: list[dict[str, object]], cwd: str) -> str:
+def _transcript_record(n: int, kind: str, content: list[dict[str, object]] | str, cwd: str) -> str:
     """Line `n` of a one-session Claude Code transcript: a user or assistant turn."""
     return json.dumps(
         {
@@ -596,6 +646,40 @@ def test_each_commit_of_one_shell_call_is_a_commit(tmp_path: Path) -> None:
         "Document the checkout flow",
     ]
     assert session.project_path == "/home/me/shop"
+
+
+@pytest.mark.parametrize(
+    ("command", "printed", "commits"),
+    [
+        # the first had nothing to commit: the one made is named as git printed it
+        (
+            'git commit -m "Add the API"; cd docs && git commit -m "Document checkout"',
+            "nothing to commit, working tree clean\n[main 5d6e7f8] Document checkout",
+            [("5d6e7f8", "Document checkout")],
+        ),
+        # an amend replaces the commit before it
+        (
+            'git commit -m "Add API" && git commit --amend -m "Add the REST endpoints for orders"',
+            "[main 1a2b3c4] Add API\n[main 9e8d7c6] Add the REST endpoints for orders",
+            [("9e8d7c6", "Add the REST endpoints for orders")],
+        ),
+    ],
+)
+def test_the_commits_one_shell_call_made_are_those_git_printed(
+    tmp_path: Path, command: str, printed: str, commits: list[tuple[str, str]]
+) -> None:
+    session = _edit_then_shell(
+        tmp_path,
+        "/home/me/shop",
+        "add an orders API",
+        "/home/me/shop/api.py",
+        "Bash",
+        command,
+        printed,
+    )
+    made = [(e.sha, e.subject) for e in session.events if isinstance(e, Commit)]
+    assert made == commits
+    assert [t.title for t in session.tasks()] == [commits[-1][1]]
 
 
 @pytest.mark.parametrize(

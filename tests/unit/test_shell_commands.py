@@ -52,10 +52,25 @@ def test_each_commit_of_a_command_passes_its_own_message() -> None:
         "git commit -m 'Add the printer'"
     )
     # the amend passes none, and takes not the next commit's
-    assert commit_messages(command) == [("Add the parser", ""), None, ("Add the printer", "")]
+    assert commit_messages(command) == [
+        (("Add the parser", ""), False),
+        (None, True),
+        (("Add the printer", ""), False),
+    ]
+
+
+def test_git_commit_in_a_message_is_no_commit() -> None:
+    command = (
+        'git commit -m "Fix the git commit hook" && '
+        "git commit -F - <<'EOF'\nDocument it\n\nRun the git commit hook first\nEOF"
+    )
+    assert commit_messages(command) == [
+        (("Fix the git commit hook", ""), False),
+        (("Document it", "Run the git commit hook first"), False),
+    ]
 
 
 def test_a_command_that_commits_over_and_over_is_read_for_a_few_commits() -> None:
     command = 'git commit -m "step" && ' * 5000
     with ends_within(30):
-        assert commit_messages(command) == [("step", "")] * COMMITS_READ
+        assert commit_messages(command) == [(("step", ""), False)] * COMMITS_READ

@@ -3,6 +3,8 @@ forms the real transcripts show rarely, or only mixed with others."""
 
 from __future__ import annotations
 
+import pytest
+
 from yzos_jobs.importers.closed_session import is_candidate_title
 from yzos_jobs.importers.session_events import (
     Commit,
@@ -237,3 +239,27 @@ def test_a_commit_right_after_one_on_the_same_thing_goes_on_with_it() -> None:
     # aider's watch mode the same way
     items, _ = work_items(events)
     assert [[c.line for c in item.commits] for item in items] == [[3, 4], [5], [6]]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "same"),
+    [
+        ("add generic derivative interface", "regenerate docs for derivative methods", True),
+        ("Derivative interface", "Derivative docs", True),
+        ("feat: timeline rewind", "fix: keep the timeline scrolled to the end", True),
+        # a kind of change, a step of a plan, a branch merged: no one thing named
+        ("Implement user model", "Implement login view", False),
+        ("Phase 1: the parser", "Phase 2: the printer", False),
+        ("Merge branch main", "Merge branch dev", False),
+        ("Update documentation", "Update dependencies", False),
+        # a trailer that tags every subject alike
+        ("Add timeline rewind - claude", "Add prettier as a dev dependency - claude", False),
+        ("fix the parser (spotter-gqc)", "add a printer (spotter-gqc)", False),
+    ],
+)
+def test_a_commit_after_a_commit_goes_on_only_where_it_names_the_same_thing(
+    before: str, after: str, same: bool
+) -> None:
+    events = [Commit(1, "a1", before), Commit(2, "b2", after)]
+    items, _ = work_items(events, runs_end_at_request=True)
+    assert len(items) == (1 if same else 2)

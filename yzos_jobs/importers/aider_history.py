@@ -28,8 +28,9 @@ where it ran); the `Git repo:` path, resolved against `Cur working dir:` when re
 admin directory naming its main repository); a `.git` path in aider's output; the absolute path
 aider printed for a file it added to the chat. Without these, a relative `Git repo:` is resolved
 against where aider wrote the history (aider writes it at the repository's root unless
-`--chat-history-file` says otherwise): the directory that flag names, else the repository the file's
-own sessions show, else the history file's directory (unless the history was moved: see
+`--chat-history-file` says otherwise): the directory that flag names, else the history file's
+directory where a repository's `.git` sits beside it, else the repository the file's own sessions
+show, else the history file's directory (unless the history was moved: see
 `SessionRepository.moved_root` and `FileRoot`).
 """
 
@@ -51,6 +52,7 @@ from yzos_jobs.importers.aider_repository import (
     MAX_PATHS,
     MIN_RUN_DIR_DEPTH,
     SessionRepository,
+    at_repository_root,
     root_shown_by,
 )
 from yzos_jobs.importers.base import parse_timestamp
@@ -495,7 +497,7 @@ class FileRoot:
                     for name in r.root_names + r.edited_names:
                         if len(names) < FILE_EVIDENCE_PATHS:
                             names.setdefault(name)
-        if self._moved is None and not (self.path.parent / ".git").exists():
+        if self._moved is None and not at_repository_root(self.path):
             # A file a session worked on, named from the root, whose absolute path another
             # session showed (in a traceback, added, added read-only).
             found = root_shown_by(list(strong), list(weak), list(names))

@@ -122,11 +122,12 @@ class SessionRepository:
         written_in = (
             repo.normalise(str(repo.join(flag, ".."))) if flag and repo.is_absolute(flag) else None
         )
-        # Where a repository's `.git` sits beside the history, the history is at its root: a
-        # session that shows nothing was written there, whatever folder the repository had when
-        # another session showed it (renamed since, or the history synced from another machine)
-        at_root = (history.parent / ".git").exists()
-        base = written_in or (None if at_root else file_root())
+        if written_in is None and at_repository_root(history):
+            # the history is at a repository's root: a session that shows nothing was written
+            # there, whatever folder the repository had when another session showed it (renamed
+            # since, or the history synced from another machine)
+            written_in = repo.normalise(str(history.parent))
+        base = written_in or file_root()
         if base is None:
             here = repo.normalise(str(history.parent))
             moved = self.moved_root(history)
@@ -149,7 +150,7 @@ class SessionRepository:
         repository's files aider printed spread out from (see `spread_root`), then a directory
         the user changed into with `/run cd …` (see `root_above`), show it the same way."""
         here = repo.normalise(str(history.parent))
-        if (history.parent / ".git").exists():
+        if at_repository_root(history):
             return here
         folder = history.parent.name
         if self.inside_paths:
@@ -176,6 +177,11 @@ class SessionRepository:
     def at_history_root(self) -> bool:
         """aider placed the history itself (at the repository's root): no --chat-history-file."""
         return self.history_flag is None
+
+
+def at_repository_root(history: Path) -> bool:
+    """Whether a repository's `.git` sits beside the history: it is at that repository's root."""
+    return (history.parent / ".git").exists()
 
 
 def root_above(directory: str, names: list[str]) -> str | None:

@@ -25,7 +25,8 @@ a record gives (a `Fact`):
   shows git's `[<branch> <sha>] <subject>` line (possibly after hook output), or, for a quiet
   commit, what a `git log` or `git push` after it printed of the new commit
   (`confirmed_commit`); its subject is the first line of the message the command passed (`-m
-  "…"`, or a heredoc), else the one git printed. It rests on the line of the tool call.
+  "…"`, or a heredoc), else the one git printed. A call that commits more than once makes each
+  commit git printed, named as printed (`_commits_made`). It rests on the line of the tool call.
 - a file touched: the path an Edit, MultiEdit, Write or NotebookEdit call names, or an MCP
   server's tool that writes a file (`mcp__xcode-tools__XcodeWrite`, `mcp__filesystem__edit_file`),
   once the call's result shows the edit was made (not rejected by the person, not an error).
@@ -65,7 +66,6 @@ from yzos_jobs.importers.closed_session import (
     FileTouched,
     Request,
     ShellChange,
-    is_candidate_title,
     title_of,
 )
 from yzos_jobs.importers.manifest_name import MANIFESTS, manifest_name
@@ -249,12 +249,27 @@ class _Queued:
 _SKILL_EXPANSION = "Base directory for this skill:"
 
 
+def _names_itself(message: str, name: str) -> bool:
+    """Whether a slash command's message is only its own name (`init` for `/init`), of a
+    command of the user's or of Claude Code, not a plugin's (`feature-dev:feature-dev`)."""
+    bare = name.removeprefix("/")
+    return message == bare and ":" not in bare
+
+
+def _asks_in_words(expansion: str) -> bool:
+    """Whether a command's expansion starts by asking for something in words: not a skill's or
+    a plugin's manual (`Base directory for this skill: …`, a Markdown heading, front matter)."""
+    first = expansion.lstrip().split("\n", 1)[0].strip()
+    return not first.startswith((_SKILL_EXPANSION, "#", "---", "<"))
+
+
 @dataclass(frozen=True)
 class _Command:
     """A slash command with no request after it, waiting for its expansion."""
 
     base: Fact  # the command's record
     message: str  # its `<command-message>`
+    name: str  # its `<command-name>` (`/init`)
 
 
 @dataclass
@@ -271,10 +286,11 @@ class _Pending:
     git_in: str | None = None  # the folder the (last) commit of the call ran in
     # of a call that commits more than once: each commit's folder and message, in order
     folders: tuple[str | None, ...] = ()
-    messages: tuple[tuple[str, str] | None, ...] = ()
+    # (message passed, whether it amends the commit before) of each, where the shell is Bash
+    parts: tuple[tuple[tuple[str, str] | None, bool], ...] = ()
 
 
-def _edited_files(outcome: Any) -> bool:
+def _subagent_edited(outcome: Any) -> bool:
     """Whether a subagent's structured result counts files it edited or lines it changed."""
     stats = outcome.get("toolStats") if isinstance(outcome, dict) else None
     if not isinstance(stats, dict):
@@ -306,6 +322,12 @@ def _text_parts(content: Any) -> list[str]:
     return []
 
 
+# A prompt a chat platform relayed through the Agent SDK, naming its sender and address first:
+# `[Ann Lee (ann@example.com)]: add a login page`. The sender is no part of the request ("yes"
+# stays a short reply).
+_RELAYED_FROM = re.compile(r"^\[[^\]\n()]{1,200}\([^()\s\]]{1,200}@[^()\s\]]{1,200}\)\]:\s*")
+
+
 def typed_text(text: str) -> str:
     """What a person typed in a user turn: the text outside tags, and a slash command's
     arguments when they are words of a request. Text that goes on right after a closing tag,
@@ -321,26 +343,21 @@ def typed_text(text: str) -> str:
         last = end
     kept.append(_after_tag(text[last:]) if last else text[last:])
     typed = "\n".join(part.strip() for part in kept if part.strip())
+    typed = _RELAYED_FROM.sub("", typed, count=1)
     if _INTERRUPTED.match(typed) or _COMMAND.match(typed):
         return ""
-    return _RELAYED_FROM.sub("", typed, count=1)
+    return typed
 
 
-# A prompt a chat platform relayed through the Agent SDK, naming its sender first: `[Ann Lee
-# (ann@example.com)]: add a login page`. The sender is no part of the request ("yes" stays a
-# short reply).
-_RELAYED_FROM = re.compile(r"^\[[^\]\n]{0,200}@[^\]\n]{0,200}\]:[ \t]*")
-
-
-def command_message(text: str) -> str | None:
-    """The `<command-message>` of a slash command record (`<command-name>/init</command-name>`),
-    or None where the text is no slash command."""
+def slash_command(text: str) -> tuple[str, str] | None:
+    """(`<command-message>`, `<command-name>`) of a slash command record (`<command-name>/init
+    </command-name>`), or None where the text is no slash command."""
     if "<command-name>" not in text:
         return None
     blocks = {name: text[inner:end] for _, inner, end, _, name in tagged_blocks(text)}
     if "command-name" not in blocks:
         return None
-    return blocks.get("command-message", "").strip()
+    return blocks.get("command-message", "").strip(), blocks["command-name"].strip()
 
 
 def tagged_blocks(text: str) -> Iterator[tuple[int, int, int, int, str]]:
@@ -555,8 +572,8 @@ class TranscriptReader:
         if _INTERRUPTED.match(written.strip()):
             return [base, *self._worked_on(base, tried=True)]
         typed = typed_text(written)
-        if not typed and line is not None and (message := command_message(written)) is not None:
-            self._command = _Command(base, message)
+        if not typed and line is not None and (command := slash_command(written)) is not None:
+            self._command = _Command(base, *command)
         if not typed or line is None or typed == _NO_CONTENT:
             return [base]
         plan = r.get("planContent") if isinstance(r.get("planContent"), str) else None
@@ -644,10 +661,9 @@ class TranscriptReader:
             return []
         text = expansion[:REQUEST_CHARS]
         title = title_of(message)
-        if not is_candidate_title(title) and not expansion.startswith(_SKILL_EXPANSION):
+        if _names_itself(message, command.name) and _asks_in_words(expansion):
             # a command's bare name (`/init`, a project's `/github_me`): its expansion says what
-            # it asks for ("Please analyze this codebase and create a CLAUDE.md file…"); a
-            # skill's is its manual, which says what it is for in general
+            # it asks for ("Please analyze this codebase and create a CLAUDE.md file…")
             title = title_of(expansion)
         request = Request(base.line, text, title, command=True)
         return [replace(base, event=request)]
@@ -741,11 +757,10 @@ class TranscriptReader:
                         command[:COMMAND_CHARS],
                         body,
                         committed_in[-1] if committed_in else None,
+                        # `git commit … && git commit …`
+                        tuple(committed_in) if len(committed_in) > 1 else (),
+                        tuple(commit_messages(command)) if posix and len(committed_in) > 1 else (),
                     )
-                    if len(committed_in) > 1:  # `git commit … && git commit …`
-                        pending = self._pending[part["id"]]
-                        pending.folders = tuple(committed_in)
-                        pending.messages = tuple(commit_messages(command)) if posix else ()
             elif base.line is not None and (path := written_path(name, tool_input, base.cwd)):
                 touched = FileTouched(base.line, clean_text(path, 1000) or path)
                 out += self._made(base, part.get("id"), touched)
@@ -846,7 +861,7 @@ class TranscriptReader:
             if change is not None and not part.get("is_error"):
                 out.append(replace(change, uuid=base.uuid))
             delegated = self._delegated.pop(call_id, None)
-            if delegated is not None and not part.get("is_error") and _edited_files(outcome):
+            if delegated is not None and not part.get("is_error") and _subagent_edited(outcome):
                 out.append(replace(delegated, uuid=base.uuid))
             listed = call_id in self._listings
             self._listings.discard(call_id)
@@ -865,7 +880,7 @@ class TranscriptReader:
             call = self._pending.pop(call_id, None)
             if call is None or part.get("is_error") or call.line is None:
                 continue
-            if call.folders and len(made := commits_printed(text)) > 1:
+            if call.folders and (made := commits_printed(text)):
                 out += self._commits_made(base, call, made)
                 continue
             done = confirmed_commit(call.command, text, call.subject)
@@ -891,10 +906,12 @@ class TranscriptReader:
 
     @staticmethod
     def _commits_made(base: Fact, call: _Pending, made: list[tuple[str, str]]) -> list[Fact]:
-        """The commits of a call that committed more than once (`git commit … && git commit
-        …`), named by the subjects git printed; each takes the body of the message passed with
-        its subject, and the folder of its `git commit` where every commit git ran printed one."""
-        bodies = {m[0]: m[1] for m in reversed(call.messages) if m is not None}
+        """The commits of a call that commits more than once (`git commit … && git commit …`),
+        as git printed them made: named by the subjects it printed, each with the body of the
+        message passed with its subject. Where every commit printed one, each takes the folder
+        its `git commit` ran in, and one that amends replaces the commit before it."""
+        bodies = {m[0]: m[1] for m, _ in reversed(call.parts) if m is not None}
+        aligned = len(call.parts) == len(made)
         out: list[Fact] = []
         for at, (sha, subject) in enumerate(made):
             if not subject or call.line is None:
@@ -903,6 +920,8 @@ class TranscriptReader:
             commit = Commit(
                 call.line, sha, clean_text(subject, 1000) or subject, body=bodies.get(subject, "")
             )
+            if aligned and call.parts[at][1] and out:
+                out.pop()  # `git commit --amend`: the commit before is no more
             out.append(
                 Fact(
                     base.uuid, call.session_id, call.line, call.at, call.cwd, commit, git_in=folder

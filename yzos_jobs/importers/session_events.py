@@ -23,6 +23,36 @@ def split_prefix(subject: str) -> tuple[str | None, str]:
     return m.group(1) + (m.group(2) or ""), m.group(3).strip()
 
 
+# A word of a commit subject that can name what it changes (five letters or more: `derivative`,
+# `timeline`), and those that say what kind of change it is, or name no one thing
+_SUBJECT_WORD = re.compile(r"[^\W\d_]\w{4,}")
+_CHANGE_WORDS_SPELLED = """
+added adding allow better branch change changed changes clean cleanup commit config correct
+create created dependencies disable documentation enable ensure error errors feature features
+files first fixed fixes format formatting handle implement implementation implemented improve
+improved initial issue issues merge merged minor missing other phase project properly readme
+refactor release remove removed rename renamed replace script scripts should small stage step
+steps style support tests unused update updated updates using version
+"""
+_CHANGE_WORDS = frozenset(_CHANGE_WORDS_SPELLED.split())
+
+
+def shared_subject_words(subject: str, other: str) -> set[str]:
+    """The words two commit subjects share that can name what they change: not a word of
+    `_CHANGE_WORDS`, nor one of a trailer both end with, which tags every subject alike
+    ("… - claude", "… (spotter-gqc)")."""
+    titles = [split_prefix(s)[1].casefold() for s in (subject, other)]
+    tails = [_TRAILER.search(t) for t in titles]
+    if tails[0] and tails[1] and tails[0].group(0).strip() == tails[1].group(0).strip():
+        titles = [t[: tail.start()] for t, tail in zip(titles, tails, strict=True) if tail]
+    first, second = (set(_SUBJECT_WORD.findall(t)) for t in titles)
+    return (first & second) - _CHANGE_WORDS
+
+
+# A trailer that tags a commit subject: one word after a dash, or a bracketed tag, at its end
+_TRAILER = re.compile(r"\s+(?:[-\u2013\u2014]\s+\S+|[(\[][^)\]\n]*[)\]])\s*$")
+
+
 # Characters of scripts written without spaces between words (Thai, kana, CJK ideographs):
 # each counts as a word unit.
 UNSPACED_CHARS = r"\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -119,8 +149,9 @@ class FileTouched:
 
 @dataclass(frozen=True)
 class ShellChange:
-    """A shell command the tool ran that changed something (`shell_effects`): the request it was
-    run for was carried out, though no file was edited with the editor's tools."""
+    """A shell command the tool ran that changed something (`shell_effects`), or work a subagent
+    did that edited files: the request it was run for was carried out, though no file was
+    edited with the editor's tools."""
 
     line: int
     command: str

@@ -68,12 +68,19 @@ def heredoc_body(text: str) -> str | None:
     """The body of the first heredoc in `text` that ends (`<<EOF` … `EOF`), or None. Read line
     by line from each start, and from the first few starts only: a text made of starts with no
     end (`<<A` over and over) is read in time linear in its length."""
+    found = _heredoc(text)
+    return found[0] if found else None
+
+
+def _heredoc(text: str) -> tuple[str, int] | None:
+    """(body, where its closing line ends) of the first heredoc in `text` that ends."""
     for start in itertools.islice(_HEREDOC_START.finditer(text), _HEREDOC_STARTS_TRIED):
         delimiter, at = start.group(1), start.end()
         body: list[str] = []
         for line in text[at:].split("\n"):
+            at += len(line) + 1
             if line.strip() == delimiter:
-                return "\n".join(body)
+                return "\n".join(body), min(at, len(text))
             body.append(line)
     return None
 
@@ -89,17 +96,52 @@ def commit_message(command: str) -> tuple[str, str] | None:
     found = git_commit_end(command)
     if found is None:
         return None
-    rest = command[found : found + COMMAND_CHARS]
-    message: str | None = None
+    return _subject_and_body(_passed(command, found, own_part=False)[0])
+
+
+def commit_messages(command: str) -> list[tuple[tuple[str, str] | None, bool]]:
+    """(message, whether it amends the commit before) of each `git commit` of a command that
+    commits more than once, in order, up to COMMITS_READ. A commit's message is one its own part
+    of the command passes (a commit that passes none takes no other's), and the search for the
+    next commit goes on after it: "git commit" in a message is no commit."""
+    text = command[:COMMAND_CHARS]
+    found: list[tuple[tuple[str, str] | None, bool]] = []
+    at = 0
+    while len(found) < COMMITS_READ and (end := git_commit_end(text[at:])) is not None:
+        end += at
+        message, after = _passed(text, end, own_part=True)
+        part_end = _PART_END.search(text, after)
+        rest_of_part = text[end : part_end.start() if part_end else len(text)]
+        found.append((_subject_and_body(message), "--amend" in rest_of_part))
+        at = after
+    return found
+
+
+def _passed(command: str, at: int, own_part: bool) -> tuple[str | None, int]:
+    """(the message a `git commit` whose `commit` word ends at `at` passes, or None; where what
+    passed it ends). `own_part`: only an option in the commit's own part of the command (no
+    `&&`, `;`, `|` or line end before it) passes it."""
+    rest = command[at : at + COMMAND_CHARS]
     if m := _MESSAGE.search(rest):
+        if own_part and _PART_END.search(rest, 0, m.start()):
+            return None, at
         message = m.group(2)  # single-quoted: as written
         if (quoted := m.group(1)) is not None:
             if quoted.lstrip().startswith("$(") and (heredoc := heredoc_body(quoted)) is not None:
                 message = heredoc.replace('\\"', '"')
             else:
                 message = _DOUBLE_QUOTED_ESCAPE.sub(r"\1", quoted)  # `\$5`, `\"x\"` as the shell
-    elif _STDIN_FILE.search(rest) and (heredoc := heredoc_body(rest)) is not None:
-        message = heredoc
+        return message, at + m.end()
+    stdin = _STDIN_FILE.search(rest)
+    if stdin is None or (own_part and _PART_END.search(rest, 0, stdin.start())):
+        return None, at
+    heredoc = _heredoc(rest)
+    return (heredoc[0], at + heredoc[1]) if heredoc else (None, at)
+
+
+def _subject_and_body(message: str | None) -> tuple[str, str] | None:
+    """(subject, body) of a commit message: its first line with words, and the lines after it
+    (BODY_CHARS of them); None where its first line names nothing (or is a substitution)."""
     if not message:
         return None
     lines = [line.strip() for line in message.splitlines()]
@@ -108,21 +150,6 @@ def commit_message(command: str) -> tuple[str, str] | None:
     if not has_words(first) or first.startswith("$("):
         return None
     return first, "\n".join(line for line in lines[at + 1 :] if line)[:BODY_CHARS]
-
-
-def commit_messages(command: str) -> list[tuple[str, str] | None]:
-    """The message (`commit_message`) of each `git commit` of a command that commits more than
-    once, in order, up to COMMITS_READ: each read up to the next commit's `commit` word, so
-    a commit that passes none takes no other's."""
-    text = command[:COMMAND_CHARS]
-    ends: list[int] = []
-    while len(ends) <= COMMITS_READ and (found := git_commit_end(text[ends[-1] if ends else 0 :])):
-        ends.append((ends[-1] if ends else 0) + found)
-    starts = [0, *ends]
-    return [
-        commit_message(text[starts[i] : ends[i + 1] if i + 1 < len(ends) else len(text)])
-        for i in range(min(len(ends), COMMITS_READ))
-    ]
 
 
 def commits_printed(result: str) -> list[tuple[str, str]]:

@@ -40,7 +40,6 @@ other requests, commits and files are its evidence.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -51,6 +50,7 @@ from yzos_jobs.importers.session_events import (
     Request,
     ShellChange,
     ToolCall,
+    shared_subject_words,
     split_prefix,
     word_units,
 )
@@ -109,30 +109,13 @@ def _naming_rank(request: Request) -> int:
     return 2 if word_units(request.text) < SHORT_REPLY_UNITS else 0
 
 
-# A word of a commit subject that can name what it changes (five letters or more: `derivative`,
-# `timeline`), and those that say what kind of change it is, or name no one thing
-_SUBJECT_WORD = re.compile(r"[^\W\d_]\w{4,}")
-_CHANGE_WORDS_SPELLED = """
-added adding allow better change changed changes clean cleanup commit config correct create
-created disable enable ensure error errors feature features files first fixed fixes format
-formatting handle improve improved initial issue issues merge merged minor missing other
-project properly readme refactor release remove removed rename renamed replace script
-scripts should small style support tests unused update updated updates using version
-"""
-_CHANGE_WORDS = frozenset(_CHANGE_WORDS_SPELLED.split())
-
-
-def _subject_words(commit: Commit) -> set[str]:
-    title = split_prefix(commit.subject)[1].casefold()
-    return set(_SUBJECT_WORD.findall(title)) - _CHANGE_WORDS
-
-
 def _same_thing(commit: Commit, before: list[Commit]) -> bool:
     """Whether a commit right after another (no request between them) goes on with the same
     thing: its subject names something the one before named ("add generic derivative
     interface", then "regenerate documentation for derivative methods"). A plan committed in
-    steps, or watch mode's comments, are items of their own where each names its own thing."""
-    return bool(before) and bool(_subject_words(commit) & _subject_words(before[-1]))
+    steps ("Phase 1: …", "Phase 2: …"), or watch mode's comments, are items of their own where
+    each names its own thing."""
+    return bool(before) and bool(shared_subject_words(commit.subject, before[-1].subject))
 
 
 def _held_by_commit(items: list[WorkItem]) -> int:
