@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.corpus import (
     AQUATICAT,
     COMMITS,
@@ -191,13 +193,31 @@ def test_commits_through_the_bash_tool_with_m_or_a_heredoc_once_git_confirms_the
     assert sorted(lines_of(claude(COMMITS), "commit")) == [56, 58, 60, 62, 64, 103]
 
 
-def test_a_commit_git_did_not_make_is_not_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("output", "made"),
+    [
+        # the hook refused it: git printed no commit
+        ("pre-commit hook failed: flake8 found 3 errors", False),
+        # made, then the push after it was rejected: the call failed, the commit stands
+        (None, True),
+    ],
+)
+def test_a_failed_call_made_only_the_commits_git_printed(
+    tmp_path: Path, output: str | None, made: bool
+) -> None:
     path = transcript(tmp_path, WORCESTER)
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    result = records[28]  # the tool result of the commit on line 28
-    result["message"]["content"][0]["is_error"] = True
+    result = records[28]["message"]["content"][0]  # the tool result of the commit on line 28
+    result["is_error"] = True
+    if output is None:
+        result["content"] = f"{result['content']}\n! [rejected] main -> main (fetch first)"
+    else:
+        result["content"] = output
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert lines_of(session_digests(path, "claude-code"), "commit") == {}
+    commits = lines_of(session_digests(path, "claude-code"), "commit")
+    assert commits == (
+        {28: "fix: add return before redirect in adminlogin superuser path"} if made else {}
+    )
 
 
 def test_subagents_belong_to_their_session(tmp_path: Path) -> None:
@@ -301,7 +321,8 @@ def test_a_home_directory_that_holds_a_repository_keeps_it_where_git_commits(
     # no commit git made: the home directory is no project (the folder in it the session read
     # most is)
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    records[28]["message"]["content"][0]["is_error"] = True
+    refused = {"is_error": True, "content": "pre-commit hook failed: flake8 found 3 errors"}
+    records[28]["message"]["content"][0].update(refused)
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     [digest] = session_digests(path, "claude-code")
     assert digest.payload["project_path"] == "/Users/himankdave/tests"

@@ -663,6 +663,19 @@ def test_each_commit_of_one_shell_call_is_a_commit(tmp_path: Path) -> None:
             "[main 1a2b3c4] Add API\n[main 9e8d7c6] Add the REST endpoints for orders",
             [("9e8d7c6", "Add the REST endpoints for orders")],
         ),
+        # a line another command printed alike is no commit of the call's
+        (
+            'git commit -m "Add the login page" && git rebase -i HEAD~3 && '
+            'git commit -m "Tidy the imports"',
+            "[main 1a2b3c4] Add the login page\n[detached HEAD 9999999] Squashed: an experiment\n"
+            "[main 5d6e7f8] Tidy the imports",
+            [("1a2b3c4", "Add the login page"), ("5d6e7f8", "Tidy the imports")],
+        ),
+        (
+            'cat notes.txt && git commit -m "Add the login page"',
+            "[release deadbeef] a line of the notes\n[main 1a2b3c4] Add the login page",
+            [("1a2b3c4", "Add the login page")],
+        ),
     ],
 )
 def test_the_commits_one_shell_call_made_are_those_git_printed(
@@ -679,7 +692,7 @@ def test_the_commits_one_shell_call_made_are_those_git_printed(
     )
     made = [(e.sha, e.subject) for e in session.events if isinstance(e, Commit)]
     assert made == commits
-    assert [t.title for t in session.tasks()] == [commits[-1][1]]
+    assert [t.title for t in session.tasks()] == [subject for _, subject in commits]
 
 
 @pytest.mark.parametrize(

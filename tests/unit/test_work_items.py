@@ -263,3 +263,17 @@ def test_a_commit_after_a_commit_goes_on_only_where_it_names_the_same_thing(
     events = [Commit(1, "a1", before), Commit(2, "b2", after)]
     items, _ = work_items(events, runs_end_at_request=True)
     assert len(items) == (1 if same else 2)
+
+
+def test_the_edits_between_two_commits_are_the_second_ones() -> None:
+    # watch mode: a.py edited and committed, then b.py edited and committed
+    events = [
+        _typed(1, "Add the parser and the printer"),
+        FileTouched(2, "a.py"),
+        Commit(3, "a1", "Add the parser"),
+        FileTouched(4, "b.py"),
+        Commit(5, "b2", "Add the printer"),
+    ]
+    for runs_end_at_request in (False, True):
+        items, _ = work_items(events, runs_end_at_request=runs_end_at_request)
+        assert [[f.path for f in item.files] for item in items] == [["a.py"], ["b.py"]]

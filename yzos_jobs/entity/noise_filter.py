@@ -121,16 +121,18 @@ def is_noise(text: str | None) -> bool:
 
 
 # Lines a terminal shows: a shell prompt (`$ `, `me@host:~/app$ `, `me@mac app % `, PowerShell's
-# `PS C:\app> `, cmd's `C:\app>`, each perhaps after the environment a conda or virtualenv prompt
-# names: `(base) me@host:~$ `), a log line that starts with a date and time, or a program given
-# options alone (`ls -l`, `aider --help`: a command typed at the chat's prompt).
+# `PS C:\app> `, cmd's `C:\app>`, `[me@host app]# `, each perhaps after the environments a conda
+# or virtualenv prompt names: `(base) me@host:~$ `), a log line that starts with a date and
+# time, or a program given options alone (`ls -l`, `aider --help`: a command typed at the chat's
+# prompt).
 _TERMINAL = re.compile(
     r"""^(?:
-        (?:\([\w.-]+\)\s+)?
+        (?:\([^()\s]+\)\s+)*
         (?:
             PS\s+[A-Za-z]:\\[^>]*>
           | [A-Za-z]:\\[^>\s]*>
           | [\w.-]+@[\w.-]+(?::[^\s$#%]*|\s+[^\s$#%]+)?\s*[$#%]\s
+          | \[[\w.-]+@[\w.-]+(?:\s+[^\]\n]*)?\]\s*[$#%]\s
           | \$\s
         )
       | \[?\d{4}-\d{2}-\d{2}[T\ ]\d{2}:\d{2}

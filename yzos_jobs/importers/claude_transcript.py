@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -288,6 +289,27 @@ class _Pending:
     folders: tuple[str | None, ...] = ()
     # (message passed, whether it amends the commit before) of each, where the shell is Bash
     parts: tuple[tuple[tuple[str, str] | None, bool], ...] = ()
+
+
+def _own_commits(
+    made: list[tuple[str, str]], parts: tuple[tuple[tuple[str, str] | None, bool], ...]
+) -> list[tuple[str, str]]:
+    """Of the commits a call's output shows made, those its own `git commit`s made: each with
+    the subject one of them passed, else one per commit that passed none readable (`-F notes`,
+    `--no-edit`). A line another command printed alike (a rebase's, a cherry-pick's, a file's
+    text) is none of them."""
+    passed = Counter(m[0] for m, _ in parts if m is not None)
+    unnamed = sum(1 for m, _ in parts if m is None)
+    own: list[tuple[str, str]] = []
+    for sha, subject in made:
+        if passed[subject] > 0:
+            passed[subject] -= 1
+        elif unnamed > 0:
+            unnamed -= 1
+        else:
+            continue
+        own.append((sha, subject))
+    return own
 
 
 def _subagent_edited(outcome: Any) -> bool:
@@ -878,9 +900,12 @@ class TranscriptReader:
                 made = [] if part.get("is_error") else cloned_into(clones_in, text)
                 out += [Fact(base.uuid, base.session_id, None, None, None, cloned=m) for m in made]
             call = self._pending.pop(call_id, None)
-            if call is None or part.get("is_error") or call.line is None:
+            if call is None or call.line is None:
                 continue
-            if call.folders and (made := commits_printed(text)):
+            made = commits_printed(text)
+            if part.get("is_error") and not made:
+                continue  # failed, and git printed no commit (one before a failed push did)
+            if call.folders and made:
                 out += self._commits_made(base, call, made)
                 continue
             done = confirmed_commit(call.command, text, call.subject)
@@ -911,6 +936,9 @@ class TranscriptReader:
         message passed with its subject. Where every commit printed one, each takes the folder
         its `git commit` ran in, and one that amends replaces the commit before it."""
         bodies = {m[0]: m[1] for m, _ in reversed(call.parts) if m is not None}
+        if call.parts:
+            made = _own_commits(made, call.parts)
+        made = made[: len(call.folders)]
         aligned = len(call.parts) == len(made)
         out: list[Fact] = []
         for at, (sha, subject) in enumerate(made):

@@ -20,6 +20,7 @@ _GIT_WORD = re.compile(r"\bgit\b")
 _COMMIT_WORD = re.compile(r"\bcommit\b")
 _COMMITTED = re.compile(r"^\[[^\]\n]+ ([0-9a-f]{7,40})\] (.+)$", re.MULTILINE)
 _HEREDOC_START = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?[^\n]*\n")
+_MESSAGE_OPTION = re.compile(r"(?:-m|--message)(?:=|\s)")
 _MESSAGE = re.compile(r"""(?:-m|--message)(?:=|\s+)(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""", re.DOTALL)
 # What a backslash escapes inside a shell's double quotes: the character itself is meant.
 _DOUBLE_QUOTED_ESCAPE = re.compile(r'\\([$`"\\])')
@@ -96,20 +97,20 @@ def commit_message(command: str) -> tuple[str, str] | None:
     found = git_commit_end(command)
     if found is None:
         return None
-    return _subject_and_body(_passed(command, found, own_part=False)[0])
+    return _subject_and_body(_passed(command, found)[0])
 
 
 def commit_messages(command: str) -> list[tuple[tuple[str, str] | None, bool]]:
     """(message, whether it amends the commit before) of each `git commit` of a command that
     commits more than once, in order, up to COMMITS_READ. A commit's message is one its own part
     of the command passes (a commit that passes none takes no other's), and the search for the
-    next commit goes on after it: "git commit" in a message is no commit."""
+    next commit goes on after it: "git commit" in a message is no commit. Read in one pass."""
     text = command[:COMMAND_CHARS]
     found: list[tuple[tuple[str, str] | None, bool]] = []
     at = 0
-    while len(found) < COMMITS_READ and (end := git_commit_end(text[at:])) is not None:
-        end += at
-        message, after = _passed(text, end, own_part=True)
+    while len(found) < COMMITS_READ and (end := git_commit_end(text, at)) is not None:
+        part = _PART_END.search(text, end)
+        message, after = _passed(text, end, part.start() if part else len(text))
         part_end = _PART_END.search(text, after)
         rest_of_part = text[end : part_end.start() if part_end else len(text)]
         found.append((_subject_and_body(message), "--amend" in rest_of_part))
@@ -117,13 +118,15 @@ def commit_messages(command: str) -> list[tuple[tuple[str, str] | None, bool]]:
     return found
 
 
-def _passed(command: str, at: int, own_part: bool) -> tuple[str | None, int]:
+def _passed(command: str, at: int, part_end: int | None = None) -> tuple[str | None, int]:
     """(the message a `git commit` whose `commit` word ends at `at` passes, or None; where what
-    passed it ends). `own_part`: only an option in the commit's own part of the command (no
-    `&&`, `;`, `|` or line end before it) passes it."""
-    rest = command[at : at + COMMAND_CHARS]
-    if m := _MESSAGE.search(rest):
-        if own_part and _PART_END.search(rest, 0, m.start()):
+    passed it ends). With `part_end`, only an option before it (in the commit's own part of the
+    command) passes one."""
+    limit = min(len(command), at + COMMAND_CHARS)
+    option_end = limit if part_end is None else min(part_end, limit)
+    if option := _MESSAGE_OPTION.search(command, at, option_end):
+        m = _MESSAGE.match(command, option.start(), limit)
+        if m is None:
             return None, at
         message = m.group(2)  # single-quoted: as written
         if (quoted := m.group(1)) is not None:
@@ -131,11 +134,10 @@ def _passed(command: str, at: int, own_part: bool) -> tuple[str | None, int]:
                 message = heredoc.replace('\\"', '"')
             else:
                 message = _DOUBLE_QUOTED_ESCAPE.sub(r"\1", quoted)  # `\$5`, `\"x\"` as the shell
-        return message, at + m.end()
-    stdin = _STDIN_FILE.search(rest)
-    if stdin is None or (own_part and _PART_END.search(rest, 0, stdin.start())):
+        return message, m.end()
+    if _STDIN_FILE.search(command, at, option_end) is None:
         return None, at
-    heredoc = _heredoc(rest)
+    heredoc = _heredoc(command[at:limit])
     return (heredoc[0], at + heredoc[1]) if heredoc else (None, at)
 
 
@@ -178,8 +180,10 @@ def confirmed_commit(
     `[<branch> <sha>] <subject>` line, or (after `-q`) a `git log` or `git push` chained with
     `&&` naming it, or a `git log` run after it in the same command (on a line of its own, after
     a heredoc's message) printing the commit's `subject`. None when nothing shows it was made."""
-    if done := _COMMITTED.search(result):
-        return done.group(1), done.group(2).strip()
+    printed = [(m.group(1), m.group(2).strip()) for m in _COMMITTED.finditer(result)]
+    if printed:  # the one with the subject passed, where another command printed a line alike
+        named = [p for p in printed if subject is not None and p[1] == subject.strip()]
+        return (named or printed)[0]
     text = command[:COMMAND_CHARS]
     commit = _COMMIT_WORD.search(text)
     if commit is None:
@@ -416,12 +420,12 @@ def cloned_into(folder: str | None, result: str) -> list[str]:
     return [where for where in made if where is not None]
 
 
-def git_commit_end(command: str) -> int | None:
-    """Where the word `commit` of the first `git … commit` ends (both in one part of the command,
-    no `|`, `;`, `&` or line end between them), or None. Each part is read once: the time is
-    linear, whatever a hostile command repeats."""
-    start = 0
-    for end in [*(m.start() for m in _PART_END.finditer(command)), len(command)]:
+def git_commit_end(command: str, start: int = 0) -> int | None:
+    """Where the word `commit` of the first `git … commit` from `start` on ends (both in one part
+    of the command, no `|`, `;`, `&` or line end between them), or None. Each part is read once,
+    up to the first that commits: the time is linear, whatever a hostile command repeats."""
+    ends = itertools.chain((m.start() for m in _PART_END.finditer(command, start)), [len(command)])
+    for end in ends:
         if (git := _GIT_WORD.search(command, start, end)) and (
             commit := _COMMIT_WORD.search(command, git.end(), end)
         ):

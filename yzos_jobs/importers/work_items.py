@@ -151,6 +151,7 @@ def work_items(
     idle: list[Request] = []
     current = WorkItem()
     committed = False  # the current item's last action was a commit
+    since_commit = (0, 0)  # how many files and changes the current item had at its last commit
 
     def close() -> None:
         nonlocal current, committed
@@ -200,7 +201,16 @@ def work_items(
             if not e.work:
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
             if committed and not _same_thing(e, current.commits):
-                close()  # a commit after a commit: the next work item
+                # a commit after a commit: the next work item, which the edits since are for
+                n_files, n_changes = since_commit
+                files, changes = current.files[n_files:], current.changes[n_changes:]
+                del current.files[n_files:], current.changes[n_changes:]
+                close()
+                current.files, current.changes = files, changes
+                current.edited = bool(changes) or any(f.edited for f in files)
+                current.worked_tree = any(not c.hosted for c in changes) or any(
+                    f.edited for f in files
+                )
             elif (
                 runs_end_at_request
                 and not current.edited
@@ -217,6 +227,7 @@ def work_items(
                 current = done
             current.commits.append(e)
             committed = True
+            since_commit = (len(current.files), len(current.changes))
         elif isinstance(e, ToolCall):
             current.worked_on = True
             current.tried = current.tried or e.tried
