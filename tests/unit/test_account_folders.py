@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from yzos_jobs.importers.repository import folder_worked_in, is_account_folder
+from yzos_jobs.importers.repository import folder_worked_in, is_account_folder, project_edited
 
 
 @pytest.mark.parametrize(
@@ -66,6 +66,20 @@ def test_an_account_folder_is_never_the_folder_worked_in() -> None:
     edited = ["/Users/ann/Desktop/app/src/main.ts", "/Users/ann/Desktop/app/package.json"]
     assert folder_worked_in("/Users/ann", edited) == "/Users/ann/Desktop/app"
     assert folder_worked_in("/Users/ann", ["/Users/ann/Desktop/todo.txt"]) is None
+
+
+def test_in_a_folder_that_holds_projects_the_project_is_the_one_edited() -> None:
+    edited = [
+        "/home/me/projects/axiom/src/app.tsx",
+        "/home/me/projects/axiom/package.json",
+        "/home/me/projects/axiom-plan/plan.md",
+    ]
+    assert project_edited("/home/me", edited) == "/home/me/projects/axiom"
+    documents = [r"C:\Users\Ann\Documents\GitHub\site\index.html"]
+    assert project_edited(r"C:\Users\Ann", documents) == r"C:\Users\Ann\Documents\GitHub\site"
+    # a file kept in it directly, or a project of that name elsewhere, is what it is
+    assert project_edited("/home/me", ["/home/me/projects/notes.md"]) == "/home/me/projects"
+    assert project_edited("/home/me", ["/home/me/app/code/x.py"]) == "/home/me/app"
 
 
 def test_from_a_root_or_windows_folder_the_edits_are_looked_for_past_the_homes() -> None:

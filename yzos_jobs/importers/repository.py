@@ -550,6 +550,37 @@ def folder_worked_in(cwd: str, edited: list[str]) -> str | None:
     return folder
 
 
+def project_edited(cwd: str, edited: list[str]) -> str | None:
+    """The folder worked in (`folder_worked_in`) by the edits, and in a folder that holds
+    projects (`~/projects`) the one in it most edits are in: `~/projects/axiom`."""
+    folder = folder_worked_in(cwd, edited)
+    if folder is not None and _holds_projects(folder):
+        inner = _busiest_folder(folder, edited)
+        if inner is not None and len(segments(inner)) > len(segments(folder)):
+            return inner
+    return folder
+
+
+# Folders a person keeps projects in, directly in the home or one of its account folders
+# (`~/projects/axiom`, `~/Documents/GitHub/site`)
+_PROJECT_HOLDERS = frozenset(
+    {"projects", "code", "dev", "repos", "repositories", "src", "git", "github", "workspace"}
+    | {"workspaces", "developer", "development", "sites", "coding"}
+)
+
+
+def _holds_projects(folder: str) -> bool:
+    """Whether `folder` is one a person keeps projects in (`~/projects`, `~/Documents/GitHub`),
+    by its name, directly in a home directory or an account folder."""
+    names = segments(folder)
+    parent = join(folder, "..")
+    return (
+        bool(names)
+        and names[-1].casefold() in _PROJECT_HOLDERS
+        and (parent is not None and is_account_folder(parent) and not _is_system_folder(parent))
+    )
+
+
 # A folder's path as a person types it in a request: a drive's (`C:\\x\\y`), `~`'s or the
 # root's (`/home/me/app`), not inside a word or an address (`https://host/x`, `a/b`).
 _TYPED_FOLDER = re.compile(r"[A-Za-z]:\\[^\s'\"`<>|?*,;]+|(?<![\w.:/~\\-])~?/[\w.-]+(?:/[\w.-]+)+")

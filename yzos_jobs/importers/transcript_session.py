@@ -106,7 +106,7 @@ class TranscriptSession:
         if self._committed_at(found) or self._origin_set_at(found) is not None:
             return found  # the home directory is the repository, wherever in it the edits are
         edited, manifests = self._where_kept()
-        worked_in = repo.folder_worked_in(found, edited) or self._git_ran_in(found)
+        worked_in = repo.project_edited(found, edited) or self._git_ran_in(found)
         if self._laid_out_in(found, worked_in, manifests):
             return found  # a project set up in the home directory itself
         kept_in_git = any(isinstance(f.event, Commit) for f in self.facts) or self._remote()
