@@ -1103,3 +1103,24 @@ def test_moves_that_would_lengthen_the_paths_without_end_are_placed_in_bounded_t
     moves = [("run", f"mv {before} {after}/") for before, after in itertools.pairwise(names)]
     with ends_within(30):
         assert _home_session(tmp_path, *edits, *moves)[0] == f"{HOME}/{names[1]}"
+
+
+def test_a_home_that_is_a_checkout_is_the_project_where_its_own_files_were_edited(
+    tmp_path: Path,
+) -> None:
+    # a bot's service account: /home/riskbot is its repository (Claude Code found its branch)
+    home = "/home/riskbot"
+    files = (f"{home}/riskbot.js", f"{home}/modules/signup.js", f"{home}/modules/staff.js")
+    where = {"written_in": home}
+    listed = [(home, "ls", "riskbot.js modules")]
+    assert _session_of(tmp_path, listed, files, branch="main", **where)[0] == home
+    # no repository where it started: the folder most edits are in
+    assert _session_of(tmp_path, listed, files, **where)[0] == f"{home}/modules"
+    # only the folders of the repository edited: the work is in one of them
+    assert _session_of(tmp_path, listed, files[1:], branch="main", **where)[0] == f"{home}/modules"
+    # root's home is named after no one: not a project by this
+    root = ("/root/app.js", "/root/modules/a.js", "/root/modules/b.js")
+    in_root = {"written_in": "/root"}
+    assert _session_of(tmp_path, [("/root", "ls", "")], root, branch="main", **in_root)[0] == (
+        "/root/modules"
+    )

@@ -486,6 +486,16 @@ def is_library_path(path: str) -> bool:
     return False
 
 
+def is_named_home(path: str) -> bool:
+    """Whether `path` is a home directory named after its account (`/home/riskbot`,
+    `/Users/ann`, `C:\\Users\\Ann`), not root's, Termux's or a Cowork session's, whose names
+    are no one's choice."""
+    if not is_absolute(path) or home_of(path) != normalise(path):
+        return False
+    names = tuple(segments(path))
+    return is_windows(path) or (_fixed_home(list(names)) is None and names[:1] != _SESSION_HOME)
+
+
 def home_of(path: str) -> str | None:
     """The home directory `path` lies in (`/Users/<name>`, `/home/<name>`, `/root`, Termux's,
     `C:\\Users\\<name>`, a Cowork session's `/sessions/<name>`), or None: what `~` stood for in

@@ -106,6 +106,12 @@ class TranscriptSession:
         if self._committed_at(found) or self._origin_set_at(found) is not None:
             return found  # the home directory is the repository, wherever in it the edits are
         edited, manifests = self._where_kept()
+        if self._start_branch() is not None and repo.is_named_home(found):
+            own = (p for p in edited if repo.join(p, "..") == repo.normalise(found))
+            if any(not (repo.name_of(p) or ".").startswith(".") for p in own):
+                # a repository (Claude Code found its branch) whose own files the session edited
+                # in the home directory itself: a service account's home that is its checkout
+                return found
         worked_in = repo.project_edited(found, edited) or self._git_ran_in(found)
         if self._laid_out_in(found, worked_in, manifests):
             return found  # a project set up in the home directory itself
