@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import traceback
@@ -160,7 +161,14 @@ def _popen(args: tuple[str, ...], env: dict[str, str], cwd: Path | None) -> subp
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_terminal,
     )
+
+
+def _as_from_a_terminal() -> None:
+    """In the child: SIGHUP as a command started from a terminal has it, whatever the suite was
+    started under (`nohup make test` ignores it, and an ignored signal stays ignored)."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def assert_one_line_error(
