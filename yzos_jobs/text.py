@@ -8,10 +8,16 @@ import unicodedata
 # A lone surrogate ("\ud800" in JSON, or a file name Python decoded with surrogateescape) is not
 # UTF-8: both database drivers refuse to encode it.
 _SURROGATES = re.compile("[\ud800-\udfff]")
+# A terminal's escape sequences: a control sequence (colours, `ESC[31m`), an operating-system
+# command (a window title, a link: `ESC]…BEL`), or a two-character escape
+_TERMINAL_ESCAPE = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]{0,1000}(?:\x07|\x1b\\)|[@-Z\\-_])"
+)
 
 
 def clean_text(value: object, limit: int) -> str | None:
-    """Text as the database accepts it: no NUL bytes (PostgreSQL refuses them), lone surrogates
+    """Text as the database accepts it: no NUL bytes (PostgreSQL refuses them), no terminal
+    escape sequences (a colour a program printed around a commit's subject), lone surrogates
     replaced by U+FFFD, at most `limit` characters (longer values are cut and marked), whitespace
     trimmed. None for nothing left."""
     if value is None:
@@ -19,6 +25,8 @@ def clean_text(value: object, limit: int) -> str | None:
     text = value if isinstance(value, str) else str(value)
     if "\x00" in text:
         text = text.replace("\x00", "")
+    if "\x1b" in text:
+        text = _TERMINAL_ESCAPE.sub("", text)
     text = text.strip()
     if not text:
         return None
