@@ -285,7 +285,7 @@ class _Pending:
     command: str
     body: str = ""
     git_in: str | None = None  # the folder the (last) commit of the call ran in
-    # of a call that commits more than once: each commit's folder and message, in order
+    # of a call that commits more than once: the folder each `git commit` ran in, in order
     folders: tuple[str | None, ...] = ()
     # (message passed, whether it amends the commit before) of each, where the shell is Bash
     parts: tuple[tuple[tuple[str, str] | None, bool], ...] = ()
@@ -908,7 +908,7 @@ class TranscriptReader:
             if call.folders and made:
                 out += self._commits_made(base, call, made)
                 continue
-            done = confirmed_commit(call.command, text, call.subject)
+            done = confirmed_commit(call.command, text, call.subject, made)
             if done is None:
                 continue
             sha, printed = done
@@ -935,6 +935,9 @@ class TranscriptReader:
         as git printed them made: named by the subjects it printed, each with the body of the
         message passed with its subject. Where every commit printed one, each takes the folder
         its `git commit` ran in, and one that amends replaces the commit before it."""
+        line = call.line
+        if line is None:
+            return []
         bodies = {m[0]: m[1] for m, _ in reversed(call.parts) if m is not None}
         if call.parts:
             made = _own_commits(made, call.parts)
@@ -942,17 +945,15 @@ class TranscriptReader:
         aligned = len(call.parts) == len(made)
         out: list[Fact] = []
         for at, (sha, subject) in enumerate(made):
-            if not subject or call.line is None:
+            if not subject:
                 continue
             folder = call.folders[at] if len(call.folders) == len(made) else call.git_in
             commit = Commit(
-                call.line, sha, clean_text(subject, 1000) or subject, body=bodies.get(subject, "")
+                line, sha, clean_text(subject, 1000) or subject, body=bodies.get(subject, "")
             )
             if aligned and call.parts[at][1] and out:
                 out.pop()  # `git commit --amend`: the commit before is no more
             out.append(
-                Fact(
-                    base.uuid, call.session_id, call.line, call.at, call.cwd, commit, git_in=folder
-                )
+                Fact(base.uuid, call.session_id, line, call.at, call.cwd, commit, git_in=folder)
             )
         return out

@@ -35,6 +35,8 @@ refactor release remove removed rename renamed replace script scripts should sma
 steps style support tests unused update updated updates using version
 """
 _CHANGE_WORDS = frozenset(_CHANGE_WORDS_SPELLED.split())
+# A trailer that tags a commit subject: one word after a dash, or a bracketed tag, at its end
+_TRAILER = re.compile(r"\s+(?:[-\u2013\u2014]\s+\S+|[(\[][^)\]\n]*[)\]])\s*$")
 
 
 def shared_subject_words(subject: str, other: str) -> set[str]:
@@ -47,10 +49,6 @@ def shared_subject_words(subject: str, other: str) -> set[str]:
         titles = [t[: tail.start()] for t, tail in zip(titles, tails, strict=True) if tail]
     first, second = (set(_SUBJECT_WORD.findall(t)) for t in titles)
     return (first & second) - _CHANGE_WORDS
-
-
-# A trailer that tags a commit subject: one word after a dash, or a bracketed tag, at its end
-_TRAILER = re.compile(r"\s+(?:[-\u2013\u2014]\s+\S+|[(\[][^)\]\n]*[)\]])\s*$")
 
 
 # Characters of scripts written without spaces between words (Thai, kana, CJK ideographs):

@@ -174,13 +174,18 @@ def commit_subject(command: str) -> str | None:
 
 
 def confirmed_commit(
-    command: str, result: str, subject: str | None = None
+    command: str,
+    result: str,
+    subject: str | None = None,
+    printed: list[tuple[str, str]] | None = None,
 ) -> tuple[str, str | None] | None:
     """(sha, subject git printed) when a `git commit` call's result shows the new commit: git's
     `[<branch> <sha>] <subject>` line, or (after `-q`) a `git log` or `git push` chained with
     `&&` naming it, or a `git log` run after it in the same command (on a line of its own, after
-    a heredoc's message) printing the commit's `subject`. None when nothing shows it was made."""
-    printed = [(m.group(1), m.group(2).strip()) for m in _COMMITTED.finditer(result)]
+    a heredoc's message) printing the commit's `subject`. None when nothing shows it was made.
+    `printed`: the result's commit lines (`commits_printed`), where the caller read them."""
+    if printed is None:
+        printed = commits_printed(result)
     if printed:  # the one with the subject passed, where another command printed a line alike
         named = [p for p in printed if subject is not None and p[1] == subject.strip()]
         return (named or printed)[0]

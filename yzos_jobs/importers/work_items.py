@@ -97,6 +97,17 @@ class WorkItem:
     def lines(self) -> list[int]:
         return sorted({e.line for e in [*self.requests, *self.commits]})
 
+    def split_off(self, files: int, changes: int) -> WorkItem:
+        """A new item of the edits past this item's first `files` files and `changes` changes,
+        taken from this one (what was edited after its last commit, for the next)."""
+        later = WorkItem(files=self.files[files:], changes=self.changes[changes:])
+        del self.files[files:], self.changes[changes:]
+        later.edited = bool(later.changes) or any(f.edited for f in later.files)
+        later.worked_tree = any(not c.hosted for c in later.changes) or any(
+            f.edited for f in later.files
+        )
+        return later
+
 
 def _naming_rank(request: Request) -> int:
     """How well a request names the work it is part of: one asking for something in words of
@@ -202,15 +213,9 @@ def work_items(
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
             if committed and not _same_thing(e, current.commits):
                 # a commit after a commit: the next work item, which the edits since are for
-                n_files, n_changes = since_commit
-                files, changes = current.files[n_files:], current.changes[n_changes:]
-                del current.files[n_files:], current.changes[n_changes:]
+                later = current.split_off(*since_commit)
                 close()
-                current.files, current.changes = files, changes
-                current.edited = bool(changes) or any(f.edited for f in files)
-                current.worked_tree = any(not c.hosted for c in changes) or any(
-                    f.edited for f in files
-                )
+                current = later
             elif (
                 runs_end_at_request
                 and not current.edited
