@@ -67,3 +67,21 @@ def test_times_and_decimals_are_no_items() -> None:
 def test_a_code_block_is_closed_only_by_its_own_fence() -> None:
     said = "```\n~~~ not a fence\n1. in code\n```\n1. Real option\n2. Other"
     assert chosen_option("1", said) == "Real option"
+
+
+def test_a_short_reply_naming_one_option_picks_it() -> None:
+    assert chosen_option("Let's do option 1", OFFER) == (
+        "Implement the lesson API - templates and search"
+    )
+    assert chosen_option("Option 2 of course", OFFER) == "Build the front end"
+    assert chosen_option("okay try again option 3", OFFER) == "Add CI"
+
+
+def test_a_reply_that_names_more_than_one_option_or_says_more_picks_nothing() -> None:
+    assert chosen_option("option 1 or option 2, which is faster?", OFFER) is None
+    assert chosen_option("option 1 but with 2 workers", OFFER) is None
+    assert (
+        chosen_option("go with option 2 but keep the old API around for the mobile app", OFFER)
+        is None
+    )
+    assert chosen_option("the options2 folder", OFFER) is None

@@ -2,9 +2,9 @@
 
 An assistant often ends a reply with the next steps as a numbered list and a question ("Which
 would you like next? 1. Implement the lesson API 2. Build the front end"), and the person answers
-with the number alone ("1"). The typed text names nothing; the option it picks is what was
-asked, and names the work that follows (a person reading the session says "implemented the
-lesson API", not "1").
+with the number alone ("1"), or names it in a few words ("Let's do option 1"). The typed text
+names nothing; the option it picks is what was asked, and names the work that follows (a person
+reading the session says "implemented the lesson API", not "1").
 
 The offer is the numbered list that ends the assistant's last text: at most a few lines (the
 question) follow its last item, so a summary numbered earlier in a reply offers nothing. A list
@@ -18,9 +18,16 @@ from __future__ import annotations
 import re
 
 from yzos_jobs.importers.closed_session import TITLE_CHARS
+from yzos_jobs.importers.session_events import word_units
 
 # The number alone, as typed: "1", "2.", "(3)", "２", "option 2", "#1"
 _CHOICE = re.compile(r"^\s*(?:(?:option|choice)\s*|#)?\(?(\d{1,2})\)?[.)。]?\s*$", re.I)
+# An option named by its number in a short reply ("Let's do option 1", "Option 2 of course",
+# "okay try again option 1"): a reply this short that names one option and no other number
+# only picks it
+_NAMED_CHOICE = re.compile(r"(?<!\w)(?:option|choice)\s*#?(\d{1,2})(?!\w)", re.I)
+_DIGIT = re.compile(r"\d")
+NAMED_CHOICE_UNITS = 6
 # "1. Do x", "**2.** Do y", "3) Do z", "- 4. Do w", "1、做 x"
 _NUMBERED = re.compile(
     r"^(\s*)(?:[-*+]\s+)?(?:\*\*|__)?(\d{1,2})(?:[.)](?:\*\*|__)?\s+|[．、）](?:\*\*|__)?\s*)(\S.*)$"
@@ -40,8 +47,16 @@ TRAILING_LINES = 3
 
 def chosen_number(typed: str) -> int | None:
     """The number a request that is only a choice picks, or None."""
-    m = _CHOICE.match(typed)
-    return int(m.group(1)) if m else None
+    if m := _CHOICE.match(typed):
+        return int(m.group(1))
+    named = _NAMED_CHOICE.findall(typed)
+    if (
+        len(named) == 1
+        and len(_DIGIT.findall(typed)) == len(named[0])
+        and word_units(typed) <= NAMED_CHOICE_UNITS
+    ):
+        return int(named[0])
+    return None
 
 
 def _indent(line: str) -> int:
@@ -90,8 +105,9 @@ def offered_options(said: str) -> dict[int, str]:
 
 
 def chosen_option(typed: str, said: str | None) -> str | None:
-    """The option a request that is only a number picks among those the assistant's last text
-    (`said`) offered, or None (the request says more, or nothing was offered under its number)."""
+    """The option a request that is only a number (or names one in a few words) picks among
+    those the assistant's last text (`said`) offered, or None (the request says more, or
+    nothing was offered under its number)."""
     number = chosen_number(typed)
     if number is None or not said:
         return None
