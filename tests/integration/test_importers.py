@@ -67,6 +67,10 @@ def test_aider_open_session_waits_until_closed(db_url: str, tmp_path: Path) -> N
     ctx = make_ctx(db_url, importers={"session_idle_s": 3600})
     first = AiderImporter(ctx).import_paths([history])
     assert first.sessions == 2  # the last session may still be going on
+    assert first.sessions_open == 1
+    # read again with nothing new: the session is still open, and counted so (`status`)
+    again = AiderImporter(ctx).import_paths([history])
+    assert (again.files_unchanged, again.sessions, again.sessions_open) == (1, 0, 1)
     with history.open("ab") as fh:
         fh.write(b"# aider chat started at 2026-11-04 10:00:00\n\n#### bump version\n")
     second = AiderImporter(ctx).import_paths([history])

@@ -68,6 +68,8 @@ class AiderImporter(FileImporter):
         ) == (now.size, now.mtime_ns, now.head_hash)
         if unchanged and (previous.offset >= now.size or not idle):
             self.stats.files_unchanged += 1
+            # the text past the mark is the last session, still going on: read once idle
+            self.stats.sessions_open += previous.offset < now.size
             return  # nothing new, and no open session has gone idle
         file_root = FileRoot(path)
         batch: list[AiderSession] = []
