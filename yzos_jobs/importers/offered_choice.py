@@ -46,7 +46,8 @@ TRAILING_LINES = 3
 
 
 def chosen_number(typed: str) -> int | None:
-    """The number a request that is only a choice picks, or None."""
+    """The number a request that is only a choice, or a short reply naming one option, picks,
+    or None."""
     if m := _CHOICE.match(typed):
         return int(m.group(1))
     named = _NAMED_CHOICE.findall(typed)
