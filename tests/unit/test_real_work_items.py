@@ -828,6 +828,35 @@ def test_a_request_opening_with_a_greeting_is_named_by_its_next_line() -> None:
     assert Request(1, "hi!\nwhat does the retry loop do?", "").question
 
 
+OBSTRUCT = "claude-code/-home-aster-dev-rust-Obstruct/9a7f5d33-0812-48d5-9400-0106ee71fbde.jsonl"
+BOLLYWOOD = (
+    "claude-code/-home-sanand-code-datastories-worktree-bolly2-bollywood-top-grossing/"
+    "b90b1f0d-a621-4cd9-ab50-9f3bb6ff4c35.jsonl"
+)
+
+
+def test_a_request_opening_with_a_lead_in_is_named_by_the_line_it_leads_into() -> None:
+    # "Could you...", then a numbered list of what to do; the session edited files, no commit
+    [session] = claude(OBSTRUCT)
+    [request] = [e for e in session.events if isinstance(e, Request) and e.line == 13]
+    assert request.text.startswith("Could you...\n\n1. Add a feature")
+    assert request.title.startswith("Could you... Add a feature where having a '@' just before")
+    assert request.title in [t.title for t in session.tasks()]
+    # "1. Fix this error:", then the error pasted from the browser's console
+    [session] = claude(BOLLYWOOD)
+    [fix] = [e for e in session.events if isinstance(e, Request) and e.line == 77]
+    assert fix.title == (
+        "Fix this error: Uncaught (in promise) TypeError: d3.easeElastic.out is not a function"
+    )
+    # a line that says what it asks for is no lead-in, whatever it ends with; nor is a lead-in
+    # with nothing after it
+    asks = "Set the upload timeout in the deploy settings to a minute:"
+    assert title_of(f"{asks}\nUPLOAD_TIMEOUT=60") == asks
+    assert title_of("Could you...") == "Could you..."
+    # one word before the colon labels what was pasted after it
+    assert title_of("Q:\nUsing Arch Linux, Neovim") == "Q:"
+
+
 TEAMROOM = "claude-code/W--code-skissify/b6963175-1890-42ed-9769-28100d137f0b.jsonl"
 
 
@@ -902,7 +931,7 @@ def test_a_request_written_as_a_numbered_list_is_named_by_its_first_item_not_its
     [listed] = [e for e in session.events if isinstance(e, Request) and e.line == 155]
     assert listed.text.startswith("1. shadcn")
     assert listed.title == "shadcn로 리팩토링."
-    assert title_of("- Include endpoints for:\n  - GET /api/users") == "Include endpoints for:"
+    assert title_of("- Add a page for:\n  - the orders") == "Add a page for: the orders"
     assert title_of("2024. It was the year") == "2024. It was the year"  # a year, not a mark
 
 

@@ -136,7 +136,27 @@ def title_of(text: str, plan: str | None = None) -> str:
     named = naming_line(text)
     # "Hello,\n# Plan: X" is named by its heading; a line of words, by its sentence
     named = m.group(1) if (m := _HEADING.match(named)) else read_on(text, named)
-    return bounded_title(_LIST_MARK.sub("", named, count=1))
+    return bounded_title(_led_into(text, _LIST_MARK.sub("", named, count=1)))
+
+
+# A short line that only leads into what follows it ("Could you...", "Fix this error:") names
+# nothing alone: the line it leads into says what is asked. One word before the colon labels
+# what was pasted after it ("Q:", "Error:"): that names no request.
+LEAD_IN_UNITS = 6
+_LEAD_IN_ENDS = (":", "：", "...", "…")
+
+
+def _led_into(text: str, named: str) -> str:
+    """`named`, and where it is a lead-in, the next non-empty line of `text` after it (as long
+    as the two still read as a title, not as pasted output)."""
+    if not named.endswith(_LEAD_IN_ENDS) or not 2 <= word_units(named) <= LEAD_IN_UNITS:
+        return named
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    at = next((i for i, line in enumerate(lines) if line.endswith(named)), None)
+    if at is None or at + 1 >= len(lines):
+        return named
+    joined = f"{named} {_LIST_MARK.sub('', lines[at + 1], count=1)}"
+    return joined if is_candidate_title(collapse(joined, TITLE_CHARS)) else named
 
 
 # A line a terminal or an editor wrapped is long, stops short of a sentence's end and goes on,
