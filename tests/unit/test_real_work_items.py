@@ -960,6 +960,28 @@ def test_a_moved_history_takes_the_repository_its_printed_paths_show(tmp_path: P
     assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}
 
 
+SMART_FACTORY = "aider/vaibhavsunkaria97__smart-factory-agent/docs/aider_transcript.md"
+
+
+def test_a_moved_history_takes_the_folder_of_the_virtualenv_aider_ran_from(tmp_path: Path) -> None:
+    # kept in `docs/` of its repository under another name; each session shows only `Git repo:
+    # .git` and how aider was started: `C:\Users\Vaibhav\smart-factory-agent\.venv\Scripts\aider`
+    history = history_at(tmp_path, SMART_FACTORY)
+    sessions = history_sessions(history)
+    assert len(sessions) == 14
+    assert {s.project_path for s in sessions} == {r"C:\Users\Vaibhav\smart-factory-agent"}
+    assert {s.project for s in sessions} == {"smart-factory-agent"}
+    # where it sits is a repository's root after all
+    (history.parent / ".git").mkdir()
+    assert {s.project_path for s in history_sessions(history)} == {str(history.parent)}
+    # a virtual environment in no project's folder says nothing of one
+    shared = history.parent / "shared.md"
+    text = history.read_text(encoding="utf-8")
+    shared.write_text(text.replace(r"C:\Users\Vaibhav\smart-factory-agent", r"C:\Users\Vaibhav"))
+    (history.parent / ".git").rmdir()
+    assert {s.project_path for s in history_sessions(shared)} == {str(history.parent)}
+
+
 BHFARA = "aider/Arjo67-tech__black-hole-faraday-reconstruction-/.aider.chat.history.md"
 STOCK_MONITOR = "aider/SuperKMan__stock-monitor-ai/.aider.chat.history.md"
 

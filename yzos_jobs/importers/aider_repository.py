@@ -1,7 +1,8 @@
 """Where an aider session's repository is, from what the session printed (see
 `SessionRepository.root`): aider's own lines (`Git repo:`, `Git working dir:`, files it added), the
 files it names, and for a history moved away from its repository's root, the absolute paths the
-session shows elsewhere (errors, files added read-only, files aider could not decode, `/run cd`).
+session shows elsewhere (errors, files added read-only, files aider could not decode, the virtual
+environment aider was run from, `/run cd`).
 Paths are read lexically (`repository.py`): the machine that wrote them is not this one."""
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ HISTORY_FLAG = re.compile(r"--chat-history-file(?:=|\s+)(\S+)")
 ERROR_PATH = re.compile(
     r"File \"((?:[A-Za-z]:)?[\\/][^\"\n]+)\", line \d"
     r"|(?<![^\s(\"'`])((?:[A-Za-z]:)?[\\/][^\s\"'`():*?<>|]+)(?:\", line \d|:\d)"
+)
+# aider run from the project's own virtual environment, which sits in the project's folder:
+# `C:\Users\me\app\.venv\Scripts\aider …`, `/home/me/app/venv/bin/python -m aider …`
+VENV_COMMAND = re.compile(
+    r"^((?:[A-Za-z]:)?[\\/]\S*?)[\\/]\.?venv[\\/](?:bin|Scripts)[\\/]"
+    r"(?:aider|python[\d.]*)(?:\.exe)?(?:\s|$)"
 )
 MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is no repository's
 MAX_PATHS = 20  # file names kept per /add, and paths per kind, as evidence of the repository
@@ -73,6 +80,15 @@ class SessionRepository:
             if len(self.error_paths) >= MAX_PATHS:
                 break
             keep_path(self.error_paths, m.group(1) or m.group(2))
+
+    @property
+    def venv_folder(self) -> str | None:
+        """The folder whose virtual environment aider was run from (`/home/me/app` for
+        `/home/me/app/.venv/bin/aider`), where it is deep enough to be a repository."""
+        m = VENV_COMMAND.match(self.command or "")
+        if m is None or not deep_enough(m.group(1)):
+            return None
+        return repo.normalise(m.group(1))
 
     @property
     def history_flag(self) -> str | None:
@@ -147,8 +163,9 @@ class SessionRepository:
         holding the first of them). Without such paths, and only where aider ran in a git
         repository: the directory under which files an error names or the session added
         read-only are files it named from the root (see `root_shown_by`), then the folder the
-        repository's files aider printed spread out from (see `spread_root`), then a directory
-        the user changed into with `/run cd …` (see `root_above`), show it the same way."""
+        repository's files aider printed spread out from (see `spread_root`), then the folder
+        of the virtual environment aider was run from (`venv_folder`), then a directory the
+        user changed into with `/run cd …` (see `root_above`), show it the same way."""
         here = repo.normalise(str(history.parent))
         if at_repository_root(history):
             return here
@@ -164,6 +181,8 @@ class SessionRepository:
         seen = root_shown_by(self.error_paths, self.read_only_paths, names)
         if seen is None:
             seen = spread_root(self.printed_paths)
+        if seen is None:
+            seen = self.venv_folder
         if seen is not None:
             return here if folder in repo.segments(seen) else seen
         if not self.run_dirs:
