@@ -15,6 +15,18 @@ _TERMINAL_ESCAPE = re.compile(
 )
 
 
+def storable_name(name: str) -> str:
+    """A name read from the file system as both databases store it: a byte that is not UTF-8
+    (which Python decodes as a lone surrogate, `surrogateescape`) kept as a backslash escape
+    (`proj-\\xff`), any other lone surrogate as U+FFFD."""
+    if name.isascii() or not _SURROGATES.search(name):
+        return name
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("\ufffd", name)
+
+
 def clean_text(value: object, limit: int) -> str | None:
     """Text as the database accepts it: no NUL bytes (PostgreSQL refuses them), no terminal
     escape sequences (a colour a program printed around a commit's subject), lone surrogates

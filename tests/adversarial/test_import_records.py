@@ -23,7 +23,7 @@ from tests.adversarial.importing import (
     where,
 )
 from tests.support.jobs import make_ctx
-from yzos_jobs.db.models import AppMetadataRow, ImporterSeen
+from yzos_jobs.db.models import ActivitySession, AppMetadataRow, ImporterSeen
 
 pytestmark = pytest.mark.adversarial
 
@@ -161,6 +161,39 @@ def test_file_name_that_is_not_utf8_is_imported_and_remembered(db_url: str, tmp_
     assert candidate_texts(db_url) == ["Import the cafe menu"]
     again = run_import("jsonl", feed, db_url=db_url, cwd=tmp_path)
     assert again.counts["files_unchanged"] == 1
+
+
+def test_folder_names_that_are_not_utf8_are_imported_and_remembered(
+    db_url: str, tmp_path: Path
+) -> None:
+    # a repository folder and a Claude Code project folder named in Latin-1 on a UTF-8 system
+    repository = tmp_path / "src" / os.fsdecode(b"caf\xe9")
+    (repository / ".git").mkdir(parents=True)
+    history = repository / ".aider.chat.history.md"
+    history.write_text(
+        "\n# aider chat started at 2026-01-04 10:00:00\n\n> Aider v0.86.2\n\n"
+        "#### add input validation to the signup form\n\n"
+        "Applied edit to signup.py\n"
+    )
+    projects = tmp_path / "projects"
+    folder = projects / os.fsdecode(b"-home-me-caf\xe9")
+    folder.mkdir(parents=True)
+    (folder / "sess.jsonl").write_text(
+        cc_line("u1", "add a feature flag for the beta dashboard", cwd="/home/me/cafe")
+        + cc_edit("u2", "/home/me/cafe/flags.py")
+    )
+    config = idle_config(tmp_path)
+    for importer, path in (("aider", tmp_path / "src"), ("claude-code", projects)):
+        first = run_import(importer, path, db_url=db_url, cwd=tmp_path, config=config)
+        assert first.returncode == 0 and first.skipped == [], first.stderr[-2000:]
+        again = run_import(importer, path, db_url=db_url, cwd=tmp_path, config=config)
+        assert again.counts["files_unchanged"] == 1 and again.skipped == []
+    seen = requests_seen(db_url)
+    assert "add input validation to the signup form" in seen
+    assert "add a feature flag for the beta dashboard" in seen
+    with make_ctx(db_url).sessions() as s:
+        paths = set(s.scalars(select(ActivitySession.project_path)))
+    assert str(tmp_path / "src" / "caf\\xe9") in paths  # its byte kept as an escape
 
 
 # --- 4. timestamps no database holds -----------------------------------------------------------

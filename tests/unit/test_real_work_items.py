@@ -855,6 +855,12 @@ def test_a_request_opening_with_a_lead_in_is_named_by_the_line_it_leads_into() -
     assert title_of("Could you...") == "Could you..."
     # one word before the colon labels what was pasted after it
     assert title_of("Q:\nUsing Arch Linux, Neovim") == "Q:"
+    # what leads on is the next line with words of its own: not a fence, the lead-in typed
+    # again, invisible characters or one pasted token
+    assert (
+        title_of("Could you...\n```\nCould you...\n\u200b\nadd paging") == "Could you... add paging"
+    )
+    assert title_of("Fix this error:\n" + "x" * 100_000) == "Fix this error:"
 
 
 TEAMROOM = "claude-code/W--code-skissify/b6963175-1890-42ed-9769-28100d137f0b.jsonl"

@@ -51,7 +51,7 @@ from yzos_jobs.importers.records import (
 from yzos_jobs.importers.same_work import OpenTaskNames
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.supply.session_end import SessionEnd
-from yzos_jobs.text import shown
+from yzos_jobs.text import shown, storable_name
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -90,7 +90,7 @@ class OpenedFile:
 def path_key(path: Path) -> str:
     """The path as stored: a name that is not UTF-8 (Python decodes it with surrogateescape)
     keeps its bytes as backslash escapes instead of failing to encode."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return storable_name(os.fsdecode(path))
 
 
 def head_hash(path: Path, length: int = HEAD_BYTES) -> str:

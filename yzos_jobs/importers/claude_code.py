@@ -36,6 +36,7 @@ from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
 from yzos_jobs.supply.gathered_work import join_gathered_work
 from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
+from yzos_jobs.text import storable_name
 
 IMPORTER = "claude_code"
 UUIDS = "uuid"  # importer_seen session_id under which record uuids are kept, across files
@@ -44,7 +45,7 @@ DIRECTORY = "directory"  # importer_seen record of the project directory a sessi
 
 
 def _directory(main: Path) -> str:
-    return f"{DIRECTORY} {main.parent.name}"
+    return f"{DIRECTORY} {storable_name(main.parent.name)}"
 
 
 def _session_key(session_id: str, directory: str, seen_in: list[str]) -> str:

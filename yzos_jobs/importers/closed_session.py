@@ -23,6 +23,7 @@ The digest payload is the one `db/triage_queue.py` documents.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -48,7 +49,7 @@ from yzos_jobs.importers.session_events import (
     word_units,
 )
 from yzos_jobs.importers.work_items import WorkItem, work_items
-from yzos_jobs.text import clean_text
+from yzos_jobs.text import clean_text, storable_name
 
 SOURCE_KIND = "ai_tool"
 TITLE_CHARS = 300  # a candidate's title
@@ -143,20 +144,29 @@ def title_of(text: str, plan: str | None = None) -> str:
 # nothing alone: the line it leads into says what is asked. One word before the colon labels
 # what was pasted after it ("Q:", "Error:"): that names no request.
 LEAD_IN_UNITS = 6
+LEAD_IN_LOOKAHEAD = 3  # lines with words after a lead-in looked at for the one it leads into
 _LEAD_IN_ENDS = (":", "：", "...", "…")
 
 
 def _led_into(text: str, named: str) -> str:
-    """`named`, and where it is a lead-in, the next non-empty line of `text` after it (as long
-    as the two still read as a title, not as pasted output)."""
+    """`named`, and where it is a lead-in, the line it leads into: the first of the next few
+    lines of `text` with two word units of its own (not a fence, an ellipsis, invisible
+    characters, one pasted token, the lead-in typed again), as long as the two still read as a
+    title, not as pasted output."""
     if not named.endswith(_LEAD_IN_ENDS) or not 2 <= word_units(named) <= LEAD_IN_UNITS:
         return named
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     at = next((i for i, line in enumerate(lines) if line.endswith(named)), None)
-    if at is None or at + 1 >= len(lines):
+    if at is None:
         return named
-    joined = f"{named} {_LIST_MARK.sub('', lines[at + 1], count=1)}"
-    return joined if is_candidate_title(collapse(joined, TITLE_CHARS)) else named
+    worded = (line for line in lines[at + 1 :] if has_words(line))
+    for line in itertools.islice(worded, LEAD_IN_LOOKAHEAD):
+        line = _LIST_MARK.sub("", line, count=1)
+        if line == named or word_units(line) < 2:
+            continue
+        joined = f"{named} {line}"
+        return joined if is_candidate_title(collapse(joined, TITLE_CHARS)) else named
+    return named
 
 
 # A line a terminal or an editor wrapped is long, stops short of a sentence's end and goes on,
@@ -214,6 +224,15 @@ class ClosedSession:
     # rests on (as stored). Work carried on here keeps that name, whatever the segments between
     # added to it (a commit made in the middle one of three does not rename it in the third).
     named_before: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # the file's path and the repository's, read from the file system or from what the
+        # session printed, as the database stores them (a folder name that is not UTF-8)
+        self.file = storable_name(self.file)
+        if self.project_path is not None:
+            self.project_path = storable_name(self.project_path)
+        if self.project is not None:
+            self.project = storable_name(self.project)
 
     @property
     def source_id(self) -> str:
