@@ -22,6 +22,7 @@ from tests.adversarial.importing import (
     session_ids,
     where,
 )
+from tests.support.cli import cli_env, run_cli
 from tests.support.jobs import make_ctx
 from yzos_jobs.db.models import ActivitySession, AppMetadataRow, ImporterSeen
 
@@ -194,6 +195,67 @@ def test_folder_names_that_are_not_utf8_are_imported_and_remembered(
     with make_ctx(db_url).sessions() as s:
         paths = set(s.scalars(select(ActivitySession.project_path)))
     assert str(tmp_path / "src" / "caf\\xe9") in paths  # its byte kept as an escape
+
+
+def test_claude_code_cwd_past_the_bound_names_no_project_after_a_fragment(
+    db_url: str, tmp_path: Path
+) -> None:
+    deep = "/home/me/" + "d/" * 600 + "shop"  # 1,213 characters: no folder a database keys
+    path = tmp_path / "projects" / "-home-me-d" / "sess.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        cc_line("u1", "add an upload retry to the checkout", cwd=deep)
+        + cc_edit("u2", f"{deep}/upload.py").replace("/home/me/code/hostile", deep)
+    )
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
+    assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
+    assert "add an upload retry to the checkout" in requests_seen(db_url)
+    with make_ctx(db_url).sessions() as s:
+        assert list(s.scalars(select(ActivitySession.project_path))) == [None]
+
+
+def test_claude_code_session_with_no_timestamp_at_all_says_so(db_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "projects" / "-home-me" / "sess.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        cc_line("u1", "add an upload retry to the checkout", timestamp=None)
+        + cc_edit("u2", "/home/me/code/hostile/upload.py").replace('"2026-11-04T10:00:01Z"', "null")
+    )
+    result = run_cli(
+        "import",
+        "claude-code",
+        str(tmp_path / "projects"),
+        env=cli_env(db_url, YZOS_CONFIG=str(idle_config(tmp_path))),
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert f"note: session 'sess-1' in {path}: no record has a timestamp" in result.stdout
+
+
+def test_claude_code_tool_call_named_by_a_list_costs_nothing(db_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "projects" / "-home-me" / "sess.jsonl"
+    path.parent.mkdir(parents=True)
+    odd = cc_edit("u2", "/home/me/code/hostile/upload.py").replace('"Edit"', '["Edit"]')
+    path.write_text(
+        cc_line("u1", "add an upload retry to the checkout")
+        + odd
+        + cc_line("u3", "now write the release notes for it", timestamp="2026-11-04T10:05:00Z")
+    )
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
+    assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
+    assert "now write the release notes for it" in requests_seen(db_url)
 
 
 # --- 4. timestamps no database holds -----------------------------------------------------------

@@ -36,7 +36,7 @@ from yzos_jobs.importers.records import Unit, Written
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
 from yzos_jobs.supply.gathered_work import join_gathered_work
 from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
-from yzos_jobs.text import storable_name
+from yzos_jobs.text import shown, storable_name
 
 IMPORTER = "claude_code"
 UUIDS = "uuid"  # importer_seen session_id under which record uuids are kept, across files
@@ -229,6 +229,12 @@ class ClaudeCodeImporter(FileImporter):
                 named = proposed_task_names(db, SOURCE_KIND, earlier_ids)
             built = session.closed(segment.number, project, segment.earlier, named)
             if built is None:
+                if kept and all(f.at is None for f in kept):
+                    # a session is placed in time by its records: none has a timestamp
+                    self.stats.note(
+                        f"session {shown(sid)} in {file}: no record has a timestamp; "
+                        "nothing of it was imported"
+                    )
                 continue
             if segment.number > 1 and built.project_path is not None:
                 # what the earlier segments alone proposed goes where the session worked

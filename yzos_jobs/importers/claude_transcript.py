@@ -95,7 +95,7 @@ from yzos_jobs.text import clean_text
 
 SUBAGENTS = "subagents"
 REQUEST_CHARS = 2000
-CWD_CHARS = 1000
+CWD_CHARS = 1000  # a longer `cwd` is not read (a database index holds a bounded key)
 _MACHINE_FLAGS = ("isMeta", "isSidechain", "isCompactSummary", "isVisibleInTranscriptOnly")
 _API_ERROR = "isApiErrorMessage"  # an assistant turn Claude Code wrote itself: an API's error
 _INTERRUPTED = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
@@ -312,6 +312,15 @@ def _own_commits(
     return own
 
 
+def _unread(exc: BaseException) -> str:
+    """Why a record could not be read, for a person: what kind of value was wrong."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    if isinstance(exc, TypeError | AttributeError | LookupError):
+        return f"a field holds another kind of value than Claude Code writes: {type(exc).__name__}"
+    return f"a value out of range: {type(exc).__name__}"
+
+
 def _subagent_edited(outcome: Any) -> bool:
     """Whether a subagent's structured result counts files it edited or lines it changed."""
     stats = outcome.get("toolStats") if isinstance(outcome, dict) else None
@@ -519,10 +528,7 @@ class TranscriptReader:
                 self.report(err)
                 continue
             except (ValueError, TypeError, AttributeError, LookupError, RecursionError) as exc:
-                detail = (
-                    "nested too deeply" if isinstance(exc, RecursionError) else type(exc).__name__
-                )
-                self.report(ImportRecordError(where, f"cannot be read ({detail})"))
+                self.report(ImportRecordError(where, f"cannot be read ({_unread(exc)})"))
                 continue
             for fact in found:
                 if isinstance(fact.event, Request):
@@ -555,7 +561,10 @@ class TranscriptReader:
             return []
         self._seen.add(uuid)
         at = parse_timestamp(r.get("timestamp"), where)
-        cwd = clean_text(r.get("cwd"), CWD_CHARS) if isinstance(r.get("cwd"), str) else None
+        cwd = r.get("cwd") if isinstance(r.get("cwd"), str) else None
+        # a path cut at the bound is no folder (its last name would be a fragment): one past it
+        # places nothing
+        cwd = clean_text(cwd, CWD_CHARS) if cwd is not None and len(cwd) <= CWD_CHARS else None
         line = None if subagent else where.file_line  # a later segment's too, as in the file
         branch = r.get("gitBranch") if isinstance(r.get("gitBranch"), str) else None
         base = Fact(uuid, sid, line, at, cwd, git_branch=branch)
@@ -708,7 +717,7 @@ class TranscriptReader:
             if not isinstance(part, dict) or part.get("type") != "tool_use":
                 continue
             tool_input = part.get("input") if isinstance(part.get("input"), dict) else {}
-            name = part.get("name")
+            name = part.get("name") if isinstance(part.get("name"), str) else None
             for key in _PATH_INPUTS:
                 if isinstance(named := tool_input.get(key), str):
                     out += self._root_marks(base, named)
