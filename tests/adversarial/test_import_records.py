@@ -32,6 +32,18 @@ DEEP = 100_000
 LONE = "\ud800"  # a lone surrogate: json.dumps writes it as the escape \ud800
 
 
+def _imports_cleanly(tmp_path: Path, db_url: str) -> None:
+    """Import the Claude Code transcripts below `tmp_path/projects`: nothing skipped."""
+    imported = run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
+    assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
+
+
 def _rerun_is_quiet(importer: str, path: Path, db_url: str, tmp_path: Path) -> None:
     """The file is not blocked: the next run succeeds, reports nothing, imports nothing."""
     before = candidate_texts(db_url)
@@ -140,14 +152,7 @@ def test_claude_code_lone_surrogate_in_every_field_is_replaced_and_imported(
     path.write_text(
         cc_line(f"u1{s}", f"rename the {s} module", session_id=f"sess{s}", cwd=f"/home/{s}/code")
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
-    assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
+    _imports_cleanly(tmp_path, db_url)
     assert "rename the \ufffd module" in requests_seen(db_url)
     assert session_ids(db_url) == {"sess\ufffd"}
 
@@ -207,14 +212,7 @@ def test_claude_code_cwd_past_the_bound_names_no_project_after_a_fragment(
         cc_line("u1", "add an upload retry to the checkout", cwd=deep)
         + cc_edit("u2", f"{deep}/upload.py").replace("/home/me/code/hostile", deep)
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
-    assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
+    _imports_cleanly(tmp_path, db_url)
     assert "add an upload retry to the checkout" in requests_seen(db_url)
     with make_ctx(db_url).sessions() as s:
         assert list(s.scalars(select(ActivitySession.project_path))) == [None]
@@ -247,14 +245,7 @@ def test_claude_code_tool_call_named_by_a_list_costs_nothing(db_url: str, tmp_pa
         + odd
         + cc_line("u3", "now write the release notes for it", timestamp="2026-11-04T10:05:00Z")
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
-    assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
+    _imports_cleanly(tmp_path, db_url)
     assert "now write the release notes for it" in requests_seen(db_url)
 
 
