@@ -98,6 +98,12 @@ def test_every_header_variant_starts_a_session_and_a_file_without_one_says_so(
     result = run_cli("import", "aider", str(flask), str(bom), str(notes), db_url=db_url)
     assert result.returncode == 0, result.stderr[-2000:]
     assert f"note: no aider session found in {notes}" in result.stdout
+    # a header whose time cannot be read is skipped, and the note says what was missing
+    garbled = tmp_path / "garbled.md"
+    garbled.write_text("# aider chat started at 2026-99-99 99:99:99\n\n#### add a login page\n")
+    result = run_cli("import", "aider", str(garbled), db_url=db_url)
+    assert f"skipped {garbled}:1" in result.stderr
+    assert "(no '# aider chat started at' line with a date and time it can read)" in result.stdout
     ctx = make_ctx(db_url)
     assert sorted(project_paths(ctx)) == [
         "20230512T152326",  # `# Aider chat started at`, the first versions' format

@@ -94,7 +94,10 @@ class AiderImporter(FileImporter):
         if unchanged and not wrote:
             self.stats.files_unchanged += 1
         if not found and opened.start == 0 and now.size:
-            self.stats.note(f"no aider session found in {path} (no '# aider chat started at' line)")
+            self.stats.note(
+                f"no aider session found in {path} "
+                "(no '# aider chat started at' line with a date and time it can read)"
+            )
 
     def _write_batch(
         self,
