@@ -230,6 +230,8 @@ def render_status(report: dict[str, Any]) -> str:
         )
         if job["error"]:
             lines.append(f"{'':<18} error: {job['error']}")
+        if stats.get("skipped_reason"):  # it ran and had nothing it could do (no model)
+            lines.append(f"{'':<18} did nothing: {stats['skipped_reason']}")
         if stats.get("budget_spent"):
             lines.append(f"{'':<18} stopped: {stats['budget_spent']}")
         elif stats.get("paused"):  # a pause stopped it at its next batch

@@ -16,7 +16,7 @@ from yzos_jobs.db.connection import run_in_transaction, transaction
 from yzos_jobs.db.models import JobRun
 from yzos_jobs.maintain import slots
 from yzos_jobs.maintain.runner import run_job
-from yzos_jobs.status import collect_status
+from yzos_jobs.status import collect_status, render_status
 
 
 def test_a_slot_runs_once_and_a_dead_owners_slot_can_run_again(db_url: str) -> None:
@@ -60,6 +60,17 @@ def test_a_live_running_slot_is_not_taken(db_url: str) -> None:
             )
         )
     assert run_job(ctx, "entity_purge_v06", "s1").status == "skipped"
+
+
+def test_status_says_the_purge_did_nothing_without_a_model(db_url: str) -> None:
+    ctx = make_ctx(db_url)  # dry_run: no model to re-judge with
+    assert run_job(ctx, "entity_purge_v06", "s1").status == "succeeded"
+    with ctx.sessions() as s:
+        shown = render_status(collect_status(s, ctx.settings))
+    lines = shown.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("entity_purge_v06"))
+    assert lines[at].startswith("entity_purge_v06   succeeded")
+    assert lines[at + 1].strip() == "did nothing: dry_run: no model to re-judge with"
 
 
 def test_status_reports_an_overdue_job(db_url: str) -> None:
