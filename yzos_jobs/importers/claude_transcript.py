@@ -318,7 +318,7 @@ def _unread(exc: BaseException) -> str:
         return "nested too deeply"
     if isinstance(exc, TypeError | AttributeError | LookupError):
         return f"a field holds another kind of value than Claude Code writes: {type(exc).__name__}"
-    return f"a value out of range: {type(exc).__name__}"
+    return f"a value it cannot read: {type(exc).__name__}"
 
 
 def _subagent_edited(outcome: Any) -> bool:
