@@ -50,6 +50,17 @@ def run_import(
     return _imported(result)
 
 
+def import_transcripts(tmp_path: Path, db_url: str) -> Imported:
+    """Import the Claude Code transcripts below `tmp_path/projects`, every session closed."""
+    return run_import(
+        "claude-code",
+        tmp_path / "projects",
+        db_url=db_url,
+        cwd=tmp_path,
+        config=idle_config(tmp_path),
+    )
+
+
 def _imported(result: subprocess.CompletedProcess[str]) -> Imported:
     assert "Traceback" not in result.stderr, result.stderr[-3000:]
     skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped ")]

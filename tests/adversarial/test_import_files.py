@@ -20,6 +20,7 @@ from tests.adversarial.importing import (
     candidate_texts,
     cc_line,
     idle_config,
+    import_transcripts,
     jsonl_line,
     only_skipped_at,
     requests_seen,
@@ -100,13 +101,7 @@ def test_claude_code_and_aider_lines_past_the_bound_are_one_line_each(
         + b'"}\n'
         + cc_line("u3", "measure the cache layer").encode()
     )
-    cc = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    cc = import_transcripts(tmp_path, db_url)
     assert cc.returncode == 0
     only_skipped_at(cc, where(transcript, 2))
     assert {"add the cache layer", "measure the cache layer"} <= set(requests_seen(db_url))

@@ -15,6 +15,7 @@ from tests.adversarial.importing import (
     cc_edit,
     cc_line,
     idle_config,
+    import_transcripts,
     jsonl_line,
     only_skipped_at,
     requests_seen,
@@ -34,13 +35,7 @@ LONE = "\ud800"  # a lone surrogate: json.dumps writes it as the escape \ud800
 
 def _imports_cleanly(tmp_path: Path, db_url: str) -> None:
     """Import the Claude Code transcripts below `tmp_path/projects`: nothing skipped."""
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    imported = import_transcripts(tmp_path, db_url)
     assert imported.returncode == 0 and imported.skipped == [], imported.stderr[-2000:]
 
 
@@ -79,13 +74,7 @@ def test_claude_code_line_nested_100000_deep_is_one_line_and_the_file_goes_on(
     deep += "[" * DEEP + "]" * DEEP + "}\n"
     good = cc_line("u1", "add a retry to the uploader"), cc_line("u3", "ship it now")
     path.write_text(good[0] + deep + good[1])
-    first = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    first = import_transcripts(tmp_path, db_url)
     assert first.returncode == 0
     only_skipped_at(first, where(path, 2))
     assert {"add a retry to the uploader", "ship it now"} <= set(requests_seen(db_url))
@@ -319,13 +308,7 @@ def test_claude_code_timestamp_out_of_range_is_reported_and_skipped(
         + cc_line("u2", "this one is from year zero", timestamp="0001-01-01T00:00:00+14:00")
         + cc_line("u3", "document the export command")
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    imported = import_transcripts(tmp_path, db_url)
     assert imported.returncode == 0
     only_skipped_at(imported, where(path, 2))
     texts = requests_seen(db_url)
@@ -423,13 +406,7 @@ def test_claude_code_and_aider_records_refused_by_the_database_cost_only_themsel
         + cc_line("u3", "add the download link", "s3")
         + cc_edit("e3", "/home/me/code/hostile/down.py", "s3")
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    imported = import_transcripts(tmp_path, db_url)
     assert imported.returncode == 0
     only_skipped_at(imported, where(transcript, 3))
     texts = candidate_texts(db_url)
@@ -488,13 +465,7 @@ def test_claude_code_repeated_uuid_in_one_batch_keeps_the_first(
     path = tmp_path / "projects" / "-home-me" / "sess-1.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text(cc_line("u1", "add the first feature") + cc_line("u1", "a copy that differs"))
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    imported = import_transcripts(tmp_path, db_url)
     assert imported.returncode == 0 and imported.counts["skipped"] == 1
     texts = requests_seen(db_url)
     assert "add the first feature" in texts and "a copy that differs" not in texts
@@ -529,13 +500,7 @@ def test_claude_code_long_ids_that_differ_only_at_the_end_stay_apart(
         cc_line("u" * 299 + "a", "add the first long one", session_id="x" * 299 + "a")
         + cc_line("u" * 299 + "b", "add the second long one", session_id="x" * 299 + "b")
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    imported = import_transcripts(tmp_path, db_url)
     assert imported.returncode == 0 and imported.skipped == []
     texts = requests_seen(db_url)
     assert "add the first long one" in texts and "add the second long one" in texts

@@ -15,6 +15,7 @@ from tests.adversarial.importing import (
     cc_edit,
     cc_line,
     idle_config,
+    import_transcripts,
     requests_seen,
     run_import,
 )
@@ -49,13 +50,7 @@ def test_a_session_id_reused_in_another_project_directory_is_that_projects_sessi
         "/home/me/two",
         [cc_line("b1", "add the search box", "reused"), cc_edit("b2", "/home/me/two/y", "reused")],
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    imported = import_transcripts(tmp_path, db_url)
     assert imported.returncode == 0, imported.stderr[-2000:]
     assert sorted(_sessions(db_url).values()) == ["/home/me/one", "/home/me/two"]
     with make_ctx(db_url).sessions() as s:
@@ -115,13 +110,7 @@ def test_a_heredoc_that_wrote_a_file_before_the_commit_is_not_its_subject(
         + _bash("u2", "t1", command)
         + _result("u3", "t1", "[main 1a2b3c4] docs: add release notes draft\n 1 file changed")
     )
-    imported = run_import(
-        "claude-code",
-        tmp_path / "projects",
-        db_url=db_url,
-        cwd=tmp_path,
-        config=idle_config(tmp_path),
-    )
+    imported = import_transcripts(tmp_path, db_url)
     assert imported.returncode == 0, imported.stderr[-2000:]
     texts = candidate_texts(db_url)
     assert "add release notes draft" in texts  # the commit names the work item
