@@ -236,9 +236,39 @@ def test_a_commit_right_after_one_on_the_same_thing_goes_on_with_it() -> None:
     ]
     items, _ = work_items(events, runs_end_at_request=True)
     assert [[c.line for c in item.commits] for item in items] == [[3, 4], [5], [6]]
-    # aider's watch mode the same way
+    # aider's watch mode the same way, where each commit follows edits of its own
+    watched = [
+        _typed(1, "Work through the review list"),
+        FileTouched(2, "R/deriv.R"),
+        Commit(3, "a1", "feat: add generic derivative interface"),
+        FileTouched(4, "man/deriv.Rd"),
+        Commit(5, "b2", "docs: regenerate documentation for derivative methods"),
+        FileTouched(6, "CITATION.cff"),
+        Commit(7, "c3", "feat: add package citation file"),
+        FileTouched(8, "tests/test_deriv.R"),
+        Commit(9, "d4", "Update tests"),
+    ]
+    items, _ = work_items(watched)
+    assert [[c.line for c in item.commits] for item in items] == [[3, 5], [7], [9]]
+
+
+def test_an_aider_commit_with_nothing_edited_since_the_one_before_goes_on_with_it() -> None:
+    # aider commits its linter's fixes right after the reply's own commit: no edit of the
+    # model's between them, so one piece of work; Claude Code commits in a row are commits the
+    # person asked for one by one
+    events = [
+        _typed(1, "Add a variable that defines DM020"),
+        FileTouched(2, "dataset_definition.py"),
+        Commit(3, "a1", "feat: add QOF indicator DM020"),
+        Commit(4, "b2", "style: apply linter fixes"),
+        _typed(5, "Use the + operator to combine codelists"),
+        FileTouched(6, "dataset_definition.py"),
+        Commit(7, "c3", "refactor: combine codelists with +"),
+    ]
     items, _ = work_items(events)
-    assert [[c.line for c in item.commits] for item in items] == [[3, 4], [5], [6]]
+    assert [[c.line for c in item.commits] for item in items] == [[3, 4], [7]]
+    items, _ = work_items(events, runs_end_at_request=True)
+    assert [[c.line for c in item.commits] for item in items] == [[3], [4], [7]]
 
 
 @pytest.mark.parametrize(

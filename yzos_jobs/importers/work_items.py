@@ -4,10 +4,12 @@ A commit closes a work item: the requests since the previous work item, and the 
 them, lead to it. A commit that follows another with no request between them is a work item of
 its own (aider's watch mode committing each `AI!` comment, Claude Code committing a plan in
 steps), with no request, unless its subject names something the one before named
-(`_same_thing`): then it goes on with that item. Past the session's last commit (or in a
-session that never commits), a run of applied edits (or of shell commands that changed
-something: `shell_effects`) ends at the next request: the requests that led to it are one work
-item.
+(`_same_thing`) or, where the tool commits each reply's edits (aider), nothing was edited
+between them: then it goes on with that item (aider commits what its linter or formatter changed
+right after the reply's own commit, "style: run linter", with no edit of the model's between).
+Past the session's last commit (or in a session that never commits), a run of applied edits (or
+of shell commands that changed something: `shell_effects`) ends at the next request: the requests
+that led to it are one work item.
 Where the tool commits only when asked (`runs_end_at_request`: Claude Code), a run of edits ends at
 the next request wherever it is: a person asks for one thing after another and then for a commit
 of them all, and each thing asked is a work item (the commit names the item it closes); a commit
@@ -96,6 +98,11 @@ class WorkItem:
 
     def lines(self) -> list[int]:
         return sorted({e.line for e in [*self.requests, *self.commits]})
+
+    def edited_since(self, files: int, changes: int) -> bool:
+        """Whether something was edited past the item's first `files` files and `changes`
+        changes (since its last commit)."""
+        return bool(self.changes[changes:]) or any(f.edited for f in self.files[files:])
 
     def split_off(self, files: int, changes: int) -> WorkItem:
         """A new item of the edits past this item's first `files` files and `changes` changes,
@@ -211,7 +218,11 @@ def work_items(
         elif isinstance(e, Commit):
             if not e.work:
                 continue  # a snapshot of the user's own edits or an /add commit: evidence only
-            if committed and not _same_thing(e, current.commits):
+            if (
+                committed
+                and not _same_thing(e, current.commits)
+                and (runs_end_at_request or current.edited_since(*since_commit))
+            ):
                 # a commit after a commit: the next work item, which the edits since are for
                 later = current.split_off(*since_commit)
                 close()
