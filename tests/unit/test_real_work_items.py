@@ -1354,3 +1354,23 @@ def test_a_command_typed_as_the_answer_goes_on_with_the_request() -> None:
     [task] = session.tasks()
     assert [r.line for r in task.item.requests] == [5, 18]
     assert task.title == "使用cc-sync同步我的配置到本机"
+
+
+EHRQL = "aider/sebbacon__ehrql_aider_demo/.aider.chat.history.md"
+
+
+def test_a_linter_commit_after_the_reply_s_own_goes_on_with_its_work(tmp_path: Path) -> None:
+    # `> Commit 09bec69 feat: Implement QOF diabetes register (DM017)` and right after it, with
+    # no edit of the model's between, `> Commit f5b6b2c style: run linter`
+    sessions = history_sessions(history_at(tmp_path, EHRQL))
+    tasks = [task for session in sessions for task in session.tasks()]
+    by_title = {task.title: [c.subject for c in task.item.commits] for task in tasks}
+    assert by_title["Implement QOF diabetes register (DM017)"] == [
+        "feat: Implement QOF diabetes register (DM017)",
+        "style: run linter",
+    ]
+    assert by_title["add QOF indicator DM020"][:2] == [
+        "feat: add QOF indicator DM020",
+        "style: apply linter fixes",
+    ]
+    assert not {"run linter", "apply linter fixes"} & set(by_title)
