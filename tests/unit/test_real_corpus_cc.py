@@ -29,7 +29,7 @@ LABEL_KEYS = {
 # A transcript is kept whole up to about 2.5 MB (the early rounds trimmed theirs to their first
 # whole lines, most to 400 KB or less); the budget keeps the clone small.
 CC_BUDGET_BYTES = 140_000_000
-CC_MAX_FILES = 340
+CC_MAX_FILES = 360
 APP_MAX_FILES = 40
 APP_MAX_BYTES = 64_000
 
