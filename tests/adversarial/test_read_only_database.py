@@ -98,7 +98,7 @@ def test_the_reading_commands_show_it_and_leave_its_folder_as_it_was(tmp_path: P
     assert "promoted 5" in status.stdout
     assert after == before  # no index or log made beside it
     # a command that writes says so in one line
-    assert_one_line_error(promote, 1, str(path), "readonly database")
+    assert_one_line_error(promote, 1, f"cannot write the database {path}", "may not write it")
 
 
 def test_what_a_running_writer_logged_is_read_beside_it(tmp_path: Path) -> None:
@@ -225,3 +225,39 @@ def test_a_relative_url_in_a_removed_working_directory_is_one_line(tmp_path: Pat
         timeout=60,
     )
     assert_one_line_error(ran, 1, "no database at yzos.db", "working directory, which was removed")
+
+
+def test_a_write_to_a_read_only_file_is_refused_before_anything_is_made_beside_it(
+    tmp_path: Path,
+) -> None:
+    # the folder is this user's, the file read-only: SQLite would fail at its first write and
+    # leave an index with the file's read-only mode, which then refuses even its owner
+    path = _populated(tmp_path / "shared")
+    folder = path.parent
+    before = sorted(p.name for p in folder.iterdir())
+    path.chmod(0o444)
+    try:
+        imported = _reader(path, "once", "import_sources")
+        paused = _reader(path, "pause", "prune")
+        after = sorted(p.name for p in folder.iterdir())
+    finally:
+        path.chmod(0o644)
+    for refused in (imported, paused):
+        assert_one_line_error(refused, 1, f"cannot write the database {path}", "may not write it")
+    assert after == before
+    # an index left read-only beside it is named, not taken for the database
+    index = Path(f"{path}-shm")
+    index.write_bytes(b"")
+    index.chmod(0o444)
+    refused = _reader(path, "pause", "prune")
+    assert_one_line_error(refused, 1, f"cannot write the database {path}", "yzos.db-shm")
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "folder"])
+def test_a_database_url_naming_no_regular_file_is_refused(tmp_path: Path, device: str) -> None:
+    target = device if device.startswith("/") else str(tmp_path)
+    journal_before = os.path.exists("/dev/null-journal")
+    for args in (("status",), ("once", "import_sources")):
+        refused = run_cli(*args, env=cli_env(f"sqlite:///{target}"), cwd=tmp_path)
+        assert_one_line_error(refused, 1, f"cannot use {target} as the database", "not a regular")
+    assert os.path.exists("/dev/null-journal") == journal_before

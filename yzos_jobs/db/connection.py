@@ -54,8 +54,12 @@ def create_db_engine(
         file = _sqlite_file(parsed)
         if must_exist and file is not None:
             _refuse_missing(file, parsed)
+        if file is not None:
+            _refuse_other_than_file(file)
         read_only = _read_only_url(parsed, file) if read_only_if_unwritable and file else None
         given_read_only = parsed.query.get("mode") == "ro"  # a `file:` URI of the user's
+        if file is not None and not (reads_only or read_only or given_read_only):
+            _refuse_unwritable(file)
         # Batches bind lists of varying length, so nearly every batch is a new statement text;
         # the driver's default cache of 128 prepared statements per connection then holds tens
         # of MB of them for nothing (an aider import of 100 MB peaked at 165 MB, 141 with 32).
@@ -129,6 +133,43 @@ def _read_only_url(url: URL, file: Path) -> URL | None:
             )
         query["immutable"] = "1"
     return url.set(database=path.as_uri(), query=query)
+
+
+def _refuse_other_than_file(file: Path) -> None:
+    """A SQLite URL naming a device, a pipe or a folder: SQLite would say only "disk I/O
+    error", and make its journal beside it (`/dev/null-journal`) on the way."""
+    try:
+        path = file.resolve(strict=True)
+    except (OSError, RuntimeError):  # not there yet, or a loop of links: the open says which
+        return
+    if not path.is_file():
+        raise DatabaseUnavailable(f"cannot use {file} as the database: it is not a regular file")
+
+
+def _refuse_unwritable(file: Path) -> None:
+    """Refuse, before SQLite opens it, an existing database this process may not write, or
+    whose folder, log or index it may not. SQLite would fail at the first write, and on the
+    way leave an index (`-shm`) with the database's own read-only mode, which then locks out
+    even the user who may write the database."""
+    try:
+        path = file.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return  # a new embedded database is made where it is first used
+    if not os.access(path, os.W_OK):
+        raise DatabaseUnavailable(f"cannot write the database {path}: this user may not write it")
+    if not os.access(path.parent, os.W_OK):
+        raise DatabaseUnavailable(
+            f"cannot write the database {path}: this user may not write its folder, where "
+            "SQLite keeps its log beside it"
+        )
+    for beside in (Path(f"{path}-{end}") for end in ("wal", "shm", "journal")):
+        if beside.exists() and not os.access(beside, os.W_OK):
+            raise DatabaseUnavailable(
+                f"cannot write the database {path}: this user may not write {beside.name} "
+                "beside it (left by a process of another user, or made while the database "
+                "was read-only); give it the database's owner and mode, or remove it while "
+                "nothing has the database open"
+            )
 
 
 def _refuse_missing(file: Path, url: URL) -> None:
