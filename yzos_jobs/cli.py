@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -108,12 +110,69 @@ def _one_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else exc.__class__.__name__
 
 
+class _Text(click.ParamType):
+    """Text the command stores or looks up (a name, a reason): an argument that is not UTF-8
+    (bytes a shell passed from another encoding) is a usage error, where the database would
+    otherwise fail on it in a traceback."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            str(value).encode("utf-8")
+        except UnicodeEncodeError:
+            shown = (
+                str(value).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            )
+            self.fail(f"'{shown}' is not UTF-8 text", param, ctx)
+        return str(value)
+
+
+TEXT = _Text()
+
+# A write to stdout that failed for want of room or of stdout itself (`> /dev/full`, `>&-`):
+# the command's result is lost, which one line says. A closed pipe (`| head -1`) is not an error
+# (click ends quietly).
+_OUTPUT_LOST = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EBADF)
+
+
+class _ClosedOutput(io.TextIOBase):
+    """stdout where the command was started with it closed: a write fails as on a closed
+    descriptor, so the command says its result was lost."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+
+def _flush_output() -> None:
+    """Write out what stdout holds before the exit code is settled: a result that cannot be
+    written is then an error of the command, not a warning Python prints at exit."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_LOST:
+            raise
+        click.echo(f"yzos-jobs: error: cannot write the output: {exc.strerror}", err=True)
+        # what could not be written would fail again as Python exits
+        sys.stdout = _ClosedOutput()
+        raise SystemExit(EXIT_FAILURE) from None
+
+
 class _Cli(click.Group):
     """Turns the errors a user can cause into one line and an exit code, never a traceback."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        if sys.stdout is None:  # started with stdout closed (`>&-`)
+            sys.stdout = _ClosedOutput()
         _tolerant_stdout()
-        return super().main(*args, **kwargs)
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            _flush_output()
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -160,6 +219,8 @@ def _user_error(exc: Exception) -> tuple[str, int] | None:
         return str(exc), EXIT_USAGE
     if isinstance(exc, DBAPIError):
         return f"database error: {_one_line(exc)}", EXIT_FAILURE
+    if isinstance(exc, OSError) and exc.errno in _OUTPUT_LOST and exc.filename is None:
+        return f"cannot write the output: {exc.strerror}", EXIT_FAILURE
     return None
 
 
@@ -308,12 +369,12 @@ def _os_error(exc: OSError) -> str:
 
 
 @cli.command("classify")
-@click.argument("text")
+@click.argument("text", type=TEXT)
 @click.option("--kind", type=click.Choice(["person", "project", "task"]), help="Suggested kind.")
 @click.option(
     "--app", "app_bundle_id", metavar="BUNDLE_ID", help="Bundle id of the app it was seen in."
 )
-@click.option("--context", "context_text", metavar="TEXT", help="Surrounding text.")
+@click.option("--context", "context_text", type=TEXT, metavar="TEXT", help="Surrounding text.")
 @click.option("--source", "source_kind", default="cli", show_default=True, help="Source kind.")
 @pass_app
 def classify_cmd(
@@ -671,8 +732,10 @@ def _reference_errors(as_json: bool) -> Iterator[None]:
 @cli.command("entities")
 @click.option("--kind", type=click.Choice(ENTITY_KINDS), help="Only entities of this kind.")
 @click.option("--status", type=click.Choice(["active", "archived"]), help="Only this status.")
-@click.option("--project", metavar="P", help="Only the tasks of project P (a name or e:ID).")
-@click.option("--search", metavar="TEXT", help="Only names containing TEXT (any case).")
+@click.option(
+    "--project", type=TEXT, metavar="P", help="Only the tasks of project P (a name or e:ID)."
+)
+@click.option("--search", type=TEXT, metavar="TEXT", help="Only names containing TEXT (any case).")
 @click.option(
     "--limit", type=click.IntRange(1, 100_000), default=50, show_default=True, help="Lines shown."
 )
@@ -699,7 +762,7 @@ def entities_cmd(
 
 
 @cli.command("show")
-@click.argument("ref")
+@click.argument("ref", type=TEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
 @pass_reading_app
 def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
@@ -711,7 +774,7 @@ def show_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 
 
 @cli.command("explain")
-@click.argument("ref")
+@click.argument("ref", type=TEXT)
 @click.option("--json", "as_json", is_flag=True, help="Print the chain as JSON.")
 @pass_reading_app
 def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
@@ -723,14 +786,16 @@ def explain_cmd(app: AppContext, ref: str, as_json: bool) -> None:
 
 
 @cli.command("correct")
-@click.argument("ref")
+@click.argument("ref", type=TEXT)
 @click.option("--not-entity", is_flag=True, help="It is not an entity: archive it for good.")
 @click.option("--kind", type=click.Choice(ENTITY_KINDS), help="It is an entity of kind K.")
-@click.option("--rename", metavar="NEW", help="Its name is NEW.")
-@click.option("--merge-into", metavar="OTHER", help="It is the entity OTHER (name, e:ID).")
+@click.option("--rename", type=TEXT, metavar="NEW", help="Its name is NEW.")
+@click.option(
+    "--merge-into", type=TEXT, metavar="OTHER", help="It is the entity OTHER (name, e:ID)."
+)
 @click.option("--restore", is_flag=True, help="Bring an archived entity back.")
 @click.option("--requeue", is_flag=True, help="Put a rejected candidate back to pending.")
-@click.option("--reason", metavar="TEXT", help="Why; kept with the correction.")
+@click.option("--reason", type=TEXT, metavar="TEXT", help="Why; kept with the correction.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @pass_stored_app
 def correct_cmd(

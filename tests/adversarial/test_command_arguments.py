@@ -3,11 +3,13 @@ One line each, never a traceback, and the database is left as it was."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import assert_one_line_error, run_cli
+from tests.support.cli import REPO, assert_one_line_error, cli_env, run_cli
 
 pytestmark = pytest.mark.adversarial
 
@@ -43,3 +45,55 @@ def test_eval_on_a_dataset_that_is_not_utf8_is_one_line(db_url: str, tmp_path: P
     )
     result = run_cli("eval", str(dataset), db_url=db_url, cwd=tmp_path)
     assert_one_line_error(result, EXIT_FAILURE, str(dataset), "not UTF-8")
+
+
+NOT_UTF8 = b"caf\xe9".decode("utf-8", "surrogateescape")  # as Python hands a Latin-1 argument
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("explain", NOT_UTF8),
+        ("show", NOT_UTF8),
+        ("entities", "--search", NOT_UTF8),
+        ("entities", "--project", NOT_UTF8),
+        ("correct", "e:1", "--not-entity", "--reason", NOT_UTF8),
+        ("correct", "e:1", "--rename", NOT_UTF8),
+        ("classify", NOT_UTF8),
+    ],
+)
+def test_text_that_is_not_utf8_is_a_usage_error(
+    db_url: str, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    result = run_cli(*args, db_url=db_url, cwd=tmp_path)
+    assert result.returncode == EXIT_USAGE, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "'caf\\xe9' is not UTF-8 text" in result.stderr
+
+
+def _listing(db_url: str, tmp_path: Path, stdout: str) -> subprocess.CompletedProcess[str]:
+    """`entities` in a child whose stdout is `/dev/full` or closed (`>&-`)."""
+    assert run_cli("classify", "Alice Chen", "--kind", "person", db_url=db_url).returncode == 0
+    redirect = "> /dev/full" if stdout == "full" else ">&-"
+    command = f'exec "{sys.executable}" -m yzos_jobs entities {redirect}'
+    return subprocess.run(
+        ["sh", "-c", command],
+        cwd=tmp_path,
+        env={**cli_env(db_url), "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize(
+    ("stdout", "reason"),
+    [("full", "No space left on device"), ("closed", "standard output is closed")],
+)
+def test_a_result_that_cannot_be_written_is_one_line(
+    db_url: str, tmp_path: Path, stdout: str, reason: str
+) -> None:
+    result = _listing(db_url, tmp_path, stdout)
+    line = assert_one_line_error(result, EXIT_FAILURE, "cannot write the output")
+    assert reason in line
