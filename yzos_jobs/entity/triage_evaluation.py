@@ -40,6 +40,7 @@ class LabelledSession:
     format: str
     key: str
     items: tuple[frozenset[int], ...]  # each labelled work item's lines
+    line: int | None = None  # an aider session's header line, where the label gives it
 
 
 @dataclass
@@ -108,7 +109,10 @@ def _labelled(dataset: Path, line_no: int, raw: str) -> LabelledSession:
         for i in items
         if i.get("kind", "task") == "task"
     )
-    return LabelledSession(where, dataset.parent / obj["source"], obj["format"], key, lines)
+    line = obj.get("session_line")
+    line = line if isinstance(line, int) and not isinstance(line, bool) else None
+    source = dataset.parent / obj["source"]
+    return LabelledSession(where, source, obj["format"], key, lines, line)
 
 
 def read_triage_dataset(dataset: Path, skipped: list[str]) -> Iterator[LabelledSession]:
@@ -137,10 +141,10 @@ def score(report: TriageEvalReport, labelled: LabelledSession, reply: TriageRepl
     report.found += len(found)
 
 
-# The (key, payload) digests of every session of a source file in a format ("aider",
-# "claude-code"), as the importers queue them: `importers/digests.py`'s `session_digests`, handed
-# in because the importers sit above the judgement.
-DigestReader = Callable[[Path, str], Iterable[tuple[str, dict[str, Any]]]]
+# The (key, payload, header line) digests of every session of a source file in a format
+# ("aider", "claude-code"), as the importers queue them: `importers/digests.py`'s
+# `session_digests`, handed in because the importers sit above the judgement.
+DigestReader = Callable[[Path, str], Iterable[tuple[str, dict[str, Any], int | None]]]
 
 
 def evaluate_triage(
@@ -154,7 +158,9 @@ def evaluate_triage(
     report = TriageEvalReport()
     started = time.monotonic()
     labelled = list(read_triage_dataset(dataset, report.skipped_lines))
-    digests: dict[tuple[Path, str], dict[tuple[str, str], dict[str, Any]]] = {}
+    # per file: a session's payload by its key and header line, and by its key alone (the first
+    # session with that key: a label without `session_line`)
+    digests: dict[tuple[Path, str], dict[tuple[str, int | None], dict[str, Any]]] = {}
     jobs: list[tuple[LabelledSession, dict[str, Any]]] = []
     for session in labelled:
         per_file = (session.source, session.format)
@@ -164,8 +170,14 @@ def evaluate_triage(
             except OSError as exc:
                 report.skipped_lines.append(f"{session.where}: {session.source}: {exc.strerror}")
                 built = []
-            digests[per_file] = {(session.format, key): payload for key, payload in built}
-        payload = digests[per_file].get((session.format, session.key))
+            by_key: dict[tuple[str, int | None], dict[str, Any]] = {}
+            for key, payload, line in built:
+                by_key[(key, line)] = payload
+                by_key.setdefault((key, None), payload)
+            digests[per_file] = by_key
+        found = digests[per_file]
+        # a header line that names no session of that start (miscounted): the start alone
+        payload = found.get((session.key, session.line)) or found.get((session.key, None))
         if payload is None:
             report.missing.append(f"{session.where}: no session {session.key} in its source")
         else:

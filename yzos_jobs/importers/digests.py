@@ -17,10 +17,13 @@ from yzos_jobs.importers.transcript_session import transcript_sessions
 
 class SessionDigest(NamedTuple):
     """`key`: an aider session's start as its header writes it ("2024-05-01 10:00:00", as the
-    labels do), a Claude Code session's id; `payload`: the digest payload as queued."""
+    labels do), a Claude Code session's id; `payload`: the digest payload as queued; `line`: an
+    aider session's header line (`session_line` in the labels), which tells apart two sessions
+    started in the same second."""
 
     key: str
     payload: dict[str, Any]
+    line: int | None = None
 
 
 def session_digests(path: Path, fmt: str) -> list[SessionDigest]:
@@ -28,7 +31,7 @@ def session_digests(path: Path, fmt: str) -> list[SessionDigest]:
     subagents' transcripts are read with it)."""
     if fmt == "aider":
         return [
-            SessionDigest(f"{s.started_at:%Y-%m-%d %H:%M:%S}", s.payload())
+            SessionDigest(f"{s.started_at:%Y-%m-%d %H:%M:%S}", s.payload(), s.project_line)
             for s in history_sessions(path)
         ]
     if fmt == "claude-code":
