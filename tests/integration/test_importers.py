@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from tests.support.jobs import candidates, entities, make_ctx
 from tests.support.tables import row_counts
-from yzos_jobs.db.models import ActivitySession, AppMetadataRow
+from yzos_jobs.db.models import ActivitySession, AppMetadataRow, ImporterFile
 from yzos_jobs.importers.aider import AiderImporter
 from yzos_jobs.importers.claude_code import ClaudeCodeImporter
 from yzos_jobs.importers.jsonl import JsonlImporter
@@ -78,6 +78,31 @@ def test_aider_open_session_waits_until_closed(db_url: str, tmp_path: Path) -> N
     assert (
         sum(c.raw_text == "Add retry with backoff to webhook sender" for c in candidates(ctx)) == 1
     )
+
+
+def test_aider_history_read_once_idle_is_not_read_again_until_it_changes(
+    db_url: str, tmp_path: Path
+) -> None:
+    # its last session can only be closed as idle (no header after it): once read so, an
+    # unchanged file has nothing new, however large that session is
+    history = _copy(tmp_path, "aider") / "yzos-core" / ".aider.chat.history.md"
+    ctx = make_ctx(db_url, importers={"session_idle_s": 60})
+    then = history.stat().st_mtime - 120  # idle for two minutes
+    os.utime(history, (then, then))
+    first = AiderImporter(ctx).import_paths([history])
+    assert first.sessions == 3 and first.bytes_read > 0
+    with ctx.sessions() as s:
+        [marked] = s.scalars(select(ImporterFile.updated_at))
+    again = AiderImporter(ctx).import_paths([history])
+    assert (again.files_unchanged, again.bytes_read, again.sessions_open) == (1, 0, 0)
+    with ctx.sessions() as s:  # `status` shows when something was last imported
+        assert list(s.scalars(select(ImporterFile.updated_at))) == [marked]
+    # text appended to that session is read, as a segment of it
+    with history.open("ab") as fh:
+        fh.write(b"\n#### add a changelog entry\n\n> Applied edit to CHANGELOG.md\n")
+    os.utime(history, (then + 1, then + 1))
+    later = AiderImporter(ctx).import_paths([history])
+    assert later.bytes_read > 0 and later.sessions_ended == 1
 
 
 def test_claude_code_project_from_cwd_and_uuid_dedup(db_url: str, tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ random place in the index.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from blake3 import blake3
 from sqlalchemy import func, select, tuple_
@@ -131,19 +132,21 @@ def stored_contents(session: Session, importer: str, keys: Iterable[Key]) -> dic
 
 @dataclass(frozen=True)
 class FileMark:
-    """A file as last read: its size, mtime and first bytes' hash, and the offset reached."""
+    """A file as last read: its size, mtime and first bytes' hash, and the offset reached;
+    `read_at`, when that mark was stored (None for a mark not stored yet)."""
 
     size: int
     mtime_ns: int
     offset: int
     head_hash: str
+    read_at: datetime | None = field(default=None, compare=False)
 
 
 def load_mark(session: Session, importer: str, path: str) -> FileMark | None:
     row = session.get(ImporterFile, (importer, path))
     if row is None:
         return None
-    return FileMark(row.size, row.mtime_ns, row.offset, row.head_hash)
+    return FileMark(row.size, row.mtime_ns, row.offset, row.head_hash, row.updated_at)
 
 
 def save_mark(session: Session, importer: str, path: str, mark: FileMark) -> None:

@@ -10,7 +10,9 @@ that session again and writes what lies past the part already imported, with its
 importer_seen row (`segment <from>-<to>`, byte offsets in the session), its own candidates'
 source id (`<external id>#<n>`) and, with a model, its own digest. A batch written before the
 whole file was read (the import was killed) stores the offset it reached as if the file ended
-there, so the next run goes on from it at once, idle or not.
+there, so the next run goes on from it at once, idle or not. Once the last session has been
+read with the file idle, the file is not read again until it changes (its mark's `updated_at`
+says when it was read).
 
 The file is streamed: one batch of sessions is held at a time, never the file.
 """
@@ -66,10 +68,17 @@ class AiderImporter(FileImporter):
             previous.mtime_ns,
             previous.head_hash,
         ) == (now.size, now.mtime_ns, now.head_hash)
-        if unchanged and (previous.offset >= now.size or not idle):
+        # the last session was read once the file had gone idle, and the file is as it was then:
+        # that session was closed as idle and imported; only text appended to it is news
+        read_idle = (
+            previous is not None
+            and previous.read_at is not None
+            and previous.read_at.timestamp() - now.mtime_ns / 1e9 >= self.idle_s
+        )
+        if unchanged and (previous.offset >= now.size or not idle or read_idle):
             self.stats.files_unchanged += 1
             # the text past the mark is the last session, still going on: read once idle
-            self.stats.sessions_open += previous.offset < now.size
+            self.stats.sessions_open += previous.offset < now.size and not read_idle
             return  # nothing new, and no open session has gone idle
         file_root = FileRoot(path)
         batch: list[AiderSession] = []
