@@ -68,8 +68,14 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     paused = {p.job_name for p in all_pauses(conn)}
     for name, run in sorted(overview.last_runs(conn).items()):
         age = now - run.started_at
+        # still "running", but its process stopped renewing the lease: killed, or a `once`
+        # stopped by a signal before it could record the end
+        lease = run.lease_until
+        unfinished = run.status == "running" and lease is not None and lease < now
         overdue = (
-            run.status != "running" and name not in paused and age > _allowed_age(settings, name)
+            (run.status != "running" or unfinished)
+            and name not in paused
+            and age > _allowed_age(settings, name)
         )
         jobs[name] = {
             "slot": run.slot,
@@ -80,8 +86,14 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
             "stats": run.stats or {},
             "error": run.error,
             "overdue": overdue,
+            "unfinished": unfinished,
         }
-        if run.status == "failed":
+        if unfinished:
+            problems.append(
+                f"{name}: the run {run.owner} started at {run.started_at:%Y-%m-%d %H:%M:%S} UTC "
+                "stopped without finishing (it no longer renews its lease)"
+            )
+        elif run.status == "failed":
             problems.append(f"{name}: last run failed: {run.error}")
         elif overdue:
             problems.append(f"{name}: overdue (last run {int(age.total_seconds())} s ago)")
@@ -224,8 +236,9 @@ def render_status(report: dict[str, Any]) -> str:
             if stats.get(k)
         )
         flag = " OVERDUE" if job["overdue"] else ""
+        state = "stopped unfinished" if job.get("unfinished") else job["status"]
         lines.append(
-            f"{name:<18} {job['status']}{flag} at {shown_time(job['started_at'])} "
+            f"{name:<18} {state}{flag} at {shown_time(job['started_at'])} "
             f"by {job['owner']}  {shown}"
         )
         if job["error"]:

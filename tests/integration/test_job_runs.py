@@ -157,3 +157,31 @@ def test_a_run_the_database_refuses_before_it_begins_is_a_failed_run(db_url: str
     assert "job_pauses" in result.error
     forced = run_job(ctx, "entity_promote", force=True)  # not asked whether paused: it runs
     assert forced.status == "succeeded", forced.error
+
+
+def test_status_says_a_run_whose_process_stopped_did_not_finish(db_url: str) -> None:
+    # `once` stopped by a signal, or a daemon killed: its row stays "running" with a lease nobody
+    # renews any more; `status` (and `status --check`) says the run stopped unfinished
+    ctx = make_ctx(db_url)
+    started = utcnow() - timedelta(minutes=10)
+    with transaction(ctx.sessions) as s:
+        for name, lease in (("import_sources", -5), ("entity_promote", 5)):
+            s.add(
+                JobRun(
+                    job_name=name,
+                    slot="s1",
+                    status="running",
+                    owner="vm:18955",
+                    started_at=started,
+                    lease_until=utcnow() + timedelta(minutes=lease),
+                )
+            )
+    with ctx.sessions() as s:
+        report = collect_status(s, ctx.settings)
+    assert report["jobs"]["import_sources"]["unfinished"] is True
+    assert report["jobs"]["entity_promote"]["unfinished"] is False  # still renewed: at work
+    [problem] = [p for p in report["problems"] if p.startswith("import_sources")]
+    assert "vm:18955" in problem and "stopped without finishing" in problem
+    lines = render_status(report).splitlines()
+    assert any(line.startswith("import_sources     stopped unfinished ") for line in lines)
+    assert any(line.startswith("entity_promote     running at") for line in lines)

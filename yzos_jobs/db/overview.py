@@ -27,6 +27,7 @@ JOB_RUNS = table(
     column("finished_at", UTCDateTime()),
     column("stats", Json()),
     column("error"),
+    column("lease_until", UTCDateTime()),
 )
 
 IMPORTER_FILES = table(
@@ -45,6 +46,7 @@ class RunRow:
     finished_at: datetime | None
     stats: dict[str, Any] | None
     error: str | None
+    lease_until: datetime | None  # a running run's: renewed while its process works on it
 
 
 _RUN_COLUMNS = tuple(JOB_RUNS.c[name] for name in RunRow.__dataclass_fields__)
