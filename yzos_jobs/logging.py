@@ -25,6 +25,27 @@ def _redact(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+# On a terminal, a control character in a logged text (a file name holding `ESC ] 0 ;`, a
+# pasted line) would act on the terminal: retitle it, clear it. Console lines show it escaped;
+# line breaks and tabs stay (a traceback's lines). JSON lines escape control characters anyway.
+_INERT = {
+    c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    for c in [
+        *(c for c in range(0x20) if chr(c) not in "\n\t"),
+        *range(0x7F, 0xA0),
+        *(ord(ch) for ch in "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"),
+        *range(0x2066, 0x206A),
+    ]
+}
+
+
+def _inert(_: Any, __: str, event: dict[str, Any]) -> dict[str, Any]:
+    for key, value in event.items():
+        if isinstance(value, str) and not value.isprintable():
+            event[key] = value.translate(_INERT)
+    return event
+
+
 class _MaskUrlCredentials(logging.Filter):
     """The same for the standard library's loggers (the HTTP client's, the SDK's)."""
 
@@ -88,6 +109,7 @@ def configure_logging(
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         _redact,
         structlog.processors.format_exc_info if fmt == "json" else _noop,
+        _noop if fmt == "json" else _inert,
     ]
     structlog.configure(
         processors=[
