@@ -57,14 +57,44 @@ def read_bounded(path: Path, max_bytes: int) -> bytes:
 def walk(
     top: Path, on_error: Callable[[Path, OSError], None]
 ) -> Iterator[tuple[Path, list[str], list[str]]]:
-    """os.walk (symlinked directories are not entered), with every directory that cannot be
-    listed passed to `on_error` instead of being skipped without a word."""
+    """os.walk, with every directory that cannot be listed passed to `on_error` instead of
+    being skipped without a word. A symlinked directory is entered (a project kept on another
+    disk, `~/Code/app -> /mnt/ssd/app`), each directory once however many links lead to it;
+    not one that holds `top` (a link to the home folder or to `/`), which would search
+    everything again."""
 
     def report(exc: OSError) -> None:
         on_error(Path(exc.filename) if exc.filename else top, exc)
 
-    for root, dirs, files in os.walk(top, onerror=report):
+    try:
+        real_top = top.resolve()
+    except (OSError, RuntimeError):
+        real_top = top
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(top, onerror=report, followlinks=True):
+        try:
+            st = os.stat(root)
+        except OSError as exc:
+            on_error(Path(root), exc)
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []  # reached again through a link: walked already
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirs[:] = [d for d in dirs if not _holds(os.path.join(root, d), real_top)]
         yield Path(root), dirs, files
+
+
+def _holds(directory: str, real_top: Path) -> bool:
+    """Whether a symlinked `directory` leads to `real_top` or to a folder above it."""
+    if not os.path.islink(directory):
+        return False
+    try:
+        target = Path(directory).resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False  # dangling or a loop: os.walk reports or passes it
+    return target == real_top or target in real_top.parents
 
 
 def find_regular_files(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from yzos_jobs.sources import file_locks
-from yzos_jobs.sources.discovery import AIDER_HISTORY, aider_histories, expand_paths
+from yzos_jobs.sources.discovery import AIDER_HISTORY, aider_histories, expand_paths, files_below
 from yzos_jobs.sources.file_locks import file_lock
 
 
@@ -37,6 +37,32 @@ def test_histories_are_found_in_repositories_not_in_tools_or_dependencies(tmp_pa
     assert found == sorted(wanted) and errors == []
     deeper = aider_histories([tmp_path / "Code"], 4, lambda p, e: errors.append((p, e)))
     assert len(deeper) == 3
+
+
+def test_a_repository_linked_from_another_disk_is_searched_once_and_links_up_are_not(
+    tmp_path: Path,
+) -> None:
+    # `~/Code/app -> /mnt/ssd/app`: the history there is found; a second link to it, a link to
+    # the home folder and one to `/` lead nowhere new
+    elsewhere = _history(tmp_path / "ssd" / "app")
+    code = tmp_path / "home" / "Code"
+    code.mkdir(parents=True)
+    (code / "app").symlink_to(tmp_path / "ssd" / "app")
+    (code / "same-app").symlink_to(tmp_path / "ssd" / "app")
+    (code / "home").symlink_to(tmp_path / "home")
+    (code / "root").symlink_to("/")
+    _history(tmp_path / "home" / "notes")  # in the home folder, outside the roots
+    errors: list[tuple[Path, OSError]] = []
+    found = aider_histories([code], 3, lambda p, e: errors.append((p, e)))
+    assert found == [elsewhere] and errors == []
+    # Claude Code's project folders the same way
+    projects = tmp_path / "claude" / "projects"
+    projects.mkdir(parents=True)
+    transcript = tmp_path / "ssd" / "-home-me-app" / "s1.jsonl"
+    transcript.parent.mkdir()
+    transcript.write_text("{}\n")
+    (projects / "-home-me-app").symlink_to(transcript.parent)
+    assert files_below([projects], "*.jsonl", lambda p, e: errors.append((p, e))) == [transcript]
 
 
 def test_configured_paths_expand_the_home_and_tell_the_missing(
