@@ -150,3 +150,24 @@ def test_a_source_path_that_cannot_be_read_is_logged_once_not_every_run(
         run_import_sources(ctx)
     skipped = [e for e in logged if e["event"] == "source file skipped"]
     assert [e["path"] for e in skipped] == [str(folder / "pipe.jsonl")]
+
+
+def test_a_history_that_cannot_be_read_counts_as_met_again_not_as_new_work(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an aider history that is a FIFO fails to be read at every run: the first run reports it;
+    # the later ones count it apart (`errors_again`), so the daemon logs them as idle, at debug
+    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
+    monkeypatch.setattr(feed, "_reported", set())
+    repository = tmp_path / "Code" / "app"
+    repository.mkdir(parents=True)
+    os.mkfifo(repository / ".aider.chat.history.md")
+    ctx = make_ctx(
+        db_url, sources={"claude_code": [], "apps": False, "aider": [str(tmp_path / "Code")]}
+    )
+    with capture_logs() as logged:
+        first = run_import_sources(ctx)
+        again = run_import_sources(ctx)
+    assert first["errors"] == 1 and "errors_again" not in first["sources"]["aider"]
+    assert again["errors"] == 0 and again["sources"]["aider"]["errors_again"] == 1
+    assert sum(e["event"] == "source record skipped" for e in logged) == 1

@@ -92,12 +92,14 @@ _REPORTED_MAX = 10_000
 _reported: set[tuple[str, str]] = set()
 
 
-def _warn_once(event: str, key: str, **fields: str) -> None:
+def _warn_once(event: str, key: str, **fields: str) -> bool:
+    """Log the line unless this process logged it before; whether it was logged now."""
     if (event, key) in _reported:
-        return
+        return False
     if len(_reported) < _REPORTED_MAX:
         _reported.add((event, key))
     log.warning(event, **fields)
+    return True
 
 
 def _report(path: Path, exc: OSError) -> None:
@@ -140,14 +142,18 @@ def _import(
                 else:
                     locked += 1
     stats = importer.stats
-    for message in stats.error_messages[:MAX_WARNINGS]:
-        _warn_once("source record skipped", message, importer=importer.NAME, error=message)
+    # A record or file that fails the same way at every run (a file that cannot be read) was
+    # reported at the first: counted apart, so an interval that met nothing new stays quiet
+    again = sum(
+        not _warn_once("source record skipped", message, importer=importer.NAME, error=message)
+        for message in stats.error_messages[:MAX_WARNINGS]
+    )
     counts = stats.counts()
-    return {
-        **{k: int(counts.get(k, 0)) for k in COUNTERS if k in counts},
-        "locked": locked,
-        "missing_paths": len(missing),
-    }
+    found = {k: int(counts.get(k, 0)) for k in COUNTERS if k in counts}
+    if again:
+        found["errors"] = found.get("errors", again) - again
+        found["errors_again"] = again
+    return {**found, "locked": locked, "missing_paths": len(missing)}
 
 
 def _apps(ctx: JobContext) -> dict[str, int]:
