@@ -34,6 +34,7 @@ from apscheduler.events import (
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from yzos_jobs.clock_steps import ClockSteps, move_jobs_back
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
@@ -204,10 +205,14 @@ class Daemon:
         """Until a signal asks the daemon to stop. Python writes each signal's number to `wake`
         whichever thread the system delivered it to, and runs the handler in this thread once it
         is awake (a thread blocked in a read is not interrupted by a signal sent to another)."""
+        clock = ClockSteps()
         while self.stopped_by is None:
             readable, _, _ = select.select([wake], [], [], WAKE_CHECK_S)
             if readable:
                 os.read(wake, 64)
+            if back := clock.stepped_back():
+                moved = move_jobs_back(self.scheduler, back)
+                log.warning("wall clock set back: jobs moved back", seconds=round(back), jobs=moved)
 
     def run(self) -> int:
         self.operations.check()  # a bad [daemon] http is refused before anything starts

@@ -54,6 +54,7 @@ ENTRY_POINTS = {
     "__init__",
     "__main__",
     "cli",
+    "clock_steps",
     "config_report",
     "daemon",
     "health",
