@@ -163,6 +163,9 @@ def _emit_rich(sections: Iterable[Section], out: TextIO) -> None:
 WRAPPED_COLUMNS = frozenset({"name", "project", "summary", "reason", "detail", "id"})
 WRAPPED_MIN = 12
 LEFT_OUT_FIRST = ("first seen", "model", "id", "source", "sightings", "call site", "status")
+# On a terminal narrower still (a split pane, a phone), these go next: what is left names the
+# thing (a ref and its name; a decision's outcome and reason).
+LEFT_OUT_NEXT = ("last seen", "at", "verdict", "project", "kind")
 
 
 def _fit(header: str, index: int, keyed: bool) -> dict[str, Any]:
@@ -188,7 +191,7 @@ def _needed(section: Section, kept: Sequence[int]) -> int:
 
 def _columns_that_fit(section: Section, width: int) -> list[int]:
     kept = list(range(len(section.headers)))
-    for name in LEFT_OUT_FIRST:
+    for name in (*LEFT_OUT_FIRST, *LEFT_OUT_NEXT):
         if _needed(section, kept) <= width:
             break
         kept = [i for i in kept if section.headers[i] != name]

@@ -68,3 +68,16 @@ def test_a_wide_terminal_shows_every_column(monkeypatch: pytest.MonkeyPatch) -> 
     render_entities(LINES, out)
     header = ANSI.sub("", out.getvalue()).splitlines()[1].split()
     assert header == " ".join(ENTITY_HEADERS).split()
+
+
+@pytest.mark.parametrize("columns", [20, 30, 40])
+def test_a_very_narrow_terminal_keeps_the_ref_and_the_name(
+    columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = Terminal()
+    render_entities(LINES, out)
+    lines = [line for line in ANSI.sub("", out.getvalue()).splitlines() if line.strip()]
+    assert lines[0].split()[:2] == ["ref", "name"]
+    assert "last" not in lines[0]  # what goes first is what names nothing
+    assert lines[2].split()[0] == "e:1" and lines[2].split()[1] in ("Fix", "Fix…")
