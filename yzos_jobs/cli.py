@@ -636,7 +636,8 @@ def apps_scan(app: AppContext, dirs: tuple[Path, ...]) -> None:
     targets = list(dirs) or default_app_dirs()
     missing = [d for d in dirs if not d.is_dir()]
     if missing:
-        _fail(click.get_current_context(), f"{missing[0]}: no such directory", EXIT_FAILURE)
+        why = "not a directory" if missing[0].exists() else "no such directory"
+        _fail(click.get_current_context(), f"{missing[0]}: {why}", EXIT_FAILURE)
     found: list[AppRecord] = []
     errors = 0
     for item in scan_apps(targets):

@@ -27,7 +27,7 @@ from tests.adversarial.importing import (
     run_import,
     where,
 )
-from tests.support.cli import cli_env, run_cli, without_root_powers
+from tests.support.cli import assert_one_line_error, cli_env, run_cli, without_root_powers
 from tests.support.jobs import make_ctx
 from yzos_jobs.db.models import AppMetadataRow
 from yzos_jobs.importers.reading import MAX_LINE_BYTES
@@ -314,3 +314,11 @@ def test_apps_scan_malformed_or_truncated_files_are_one_line_each_and_the_rest_s
         "org.gnome.Nautilus",
         "com.example.nulbyte",
     }
+
+
+def test_apps_scan_of_a_file_or_a_missing_folder_says_which(db_url: str, tmp_path: Path) -> None:
+    file = tmp_path / "notes.txt"
+    file.write_text("")
+    for path, why in ((file, "not a directory"), (tmp_path / "gone", "no such directory")):
+        result = run_cli("apps", "scan", str(path), db_url=db_url, cwd=tmp_path)
+        assert_one_line_error(result, 1, f"{path}: {why}")
