@@ -5,7 +5,10 @@ from __future__ import annotations
 import errno
 import io
 import json
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -489,6 +492,32 @@ def _job_context(app: AppContext, log_level: str = "warning") -> JobContext:
     )
 
 
+# What asks a command that runs a job to stop: Ctrl-C, `kill`, the terminal closing.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """Within: a stop signal lets the job finish the batch in hand and record its run as
+    stopped early (the next run goes on from there), as the daemon does, instead of leaving it
+    running in job_runs; a second signal exits at once (the leases cover what was in hand). A
+    signal ignored from the start (`nohup`) stays ignored."""
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if stop.is_set():
+            os._exit(128 + signum)
+        stop.set()
+
+    kept = {s: h for s in _STOP_SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+    for signum in kept:
+        signal.signal(signum, on_signal)
+    try:
+        yield
+    finally:
+        for signum, handler in kept.items():
+            signal.signal(signum, handler)
+
+
 @cli.command("once")
 @click.argument("job", type=click.Choice(sorted([*JOB_NAMES, *JOB_ALIASES])))
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
@@ -502,7 +531,7 @@ def once_cmd(app: AppContext, job: str, as_json: bool, force: bool) -> None:
     from yzos_jobs.progress import progress_bar, render_counts
 
     base = _job_context(app)
-    with progress_bar(job, enabled=not logs_as_json()) as bar:
+    with progress_bar(job, enabled=not logs_as_json()) as bar, _stop_on_signals(base.stop):
         ctx = replace(base, progress=bar.advance, total=bar.set_total)
         result = run_job(ctx, job, force=force)
     if result.status == "paused":

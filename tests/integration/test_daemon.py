@@ -11,7 +11,7 @@ from subprocess import PIPE
 import pytest
 from sqlalchemy import func, select, text
 
-from tests.support.cli import cli_env
+from tests.support.cli import cli_env, spawn_cli
 from tests.support.daemons import Daemon, start_daemon, stop, wait_for, write_config
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
 from yzos_jobs.db.column_types import utcnow
@@ -145,6 +145,30 @@ def test_sigterm_exits_0_and_leaves_nothing_claimed(
     assert _count(ctx, EntityCandidate.status == "claimed") == 0
     assert any(c.status == "promoted" for c in candidates(ctx))  # the batch in hand finished
     assert "stopping: finishing the batch in hand" in err
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_once_stopped_by_a_signal_records_its_run_as_stopped(
+    pg_url: str, tmp_path: Path, stop_signal: signal.Signals
+) -> None:
+    # Ctrl-C (or kill) on `once`: the batch in hand finishes and the run is recorded as
+    # stopped early, not left "running" for `status` to find
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Task {i}"} for i in range(200)))
+    with OpenAIDouble(_echo, latency_s=0.3) as llm:
+        cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=10)
+        env = cli_env(pg_url, YZOS_CONFIG=str(cfg))
+        once = Daemon(spawn_cli("once", "entity_promote", env=env))
+        wait_for(lambda: llm.calls >= 1, 120, "a batch in hand")
+        once.send_signal(stop_signal)
+        code = once.wait(timeout=120)
+    assert code == 0, once.stderr[-3000:]
+    with ctx.sessions() as s:
+        [run] = s.scalars(select(JobRun).where(JobRun.job_name == "entity_promote"))
+    assert run.status == "succeeded" and run.stats["stopped"] is True
+    assert _count(ctx, EntityCandidate.status == "claimed") == 0
+    assert any(c.status == "promoted" for c in candidates(ctx))  # the batch in hand finished
+    assert any(c.status == "pending" for c in candidates(ctx))  # the rest left for later
 
 
 def test_a_daemon_started_under_nohup_outlives_its_terminal(pg_url: str, tmp_path: Path) -> None:
