@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 from sqlalchemy import select
@@ -87,7 +88,7 @@ def test_aider_history_read_once_idle_is_not_read_again_until_it_changes(
     # unchanged file has nothing new, however large that session is
     history = _copy(tmp_path, "aider") / "yzos-core" / ".aider.chat.history.md"
     ctx = make_ctx(db_url, importers={"session_idle_s": 60})
-    then = history.stat().st_mtime - 120  # idle for two minutes
+    then = time.time() - 120  # idle for two minutes
     os.utime(history, (then, then))
     first = AiderImporter(ctx).import_paths([history])
     assert first.sessions == 3 and first.bytes_read > 0
@@ -103,6 +104,23 @@ def test_aider_history_read_once_idle_is_not_read_again_until_it_changes(
     os.utime(history, (then + 1, then + 1))
     later = AiderImporter(ctx).import_paths([history])
     assert later.bytes_read > 0 and later.sessions_ended == 1
+
+
+def test_aider_session_left_open_is_read_once_idle_whatever_the_idle_setting(
+    db_url: str, tmp_path: Path
+) -> None:
+    # read while its last session could still go on (not idle for an hour), then by a daemon
+    # whose `session_idle_s` is shorter: that session has not been imported, and is now
+    history = _copy(tmp_path, "aider") / "yzos-core" / ".aider.chat.history.md"
+    then = time.time() - 120
+    os.utime(history, (then, then))
+    patient = AiderImporter(make_ctx(db_url, importers={"session_idle_s": 3600}))
+    first = patient.import_paths([history])
+    assert (first.sessions, first.sessions_open) == (2, 1)
+    brisk = make_ctx(db_url, importers={"session_idle_s": 60})
+    second = AiderImporter(brisk).import_paths([history])
+    assert second.sessions == 1 and second.sessions_open == 0
+    assert AiderImporter(brisk).import_paths([history]).bytes_read == 0  # and not again
 
 
 def test_claude_code_project_from_cwd_and_uuid_dedup(db_url: str, tmp_path: Path) -> None:

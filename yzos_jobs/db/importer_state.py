@@ -133,7 +133,8 @@ def stored_contents(session: Session, importer: str, keys: Iterable[Key]) -> dic
 @dataclass(frozen=True)
 class FileMark:
     """A file as last read: its size, mtime and first bytes' hash, and the offset reached;
-    `read_at`, when that mark was stored (None for a mark not stored yet)."""
+    `read_at`, when the file was looked at for it (stored as the mark's `updated_at`; None: when
+    it is stored)."""
 
     size: int
     mtime_ns: int
@@ -157,7 +158,7 @@ def save_mark(session: Session, importer: str, path: str, mark: FileMark) -> Non
         "mtime_ns": mark.mtime_ns,
         "offset": mark.offset,
         "head_hash": mark.head_hash,
-        "updated_at": utcnow(),
+        "updated_at": mark.read_at or utcnow(),
     }
     stmt = upsert_insert(session, ImporterFile).values(values)
     session.execute(

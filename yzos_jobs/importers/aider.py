@@ -62,18 +62,23 @@ class AiderImporter(FileImporter):
     def import_file(self, path: Path) -> None:
         opened = self.open_file(path)
         now, previous = opened.now, opened.previous
-        idle = time.time() - now.mtime_ns / 1e9 >= self.idle_s
+        looked_at = time.time()  # when the file's idleness was judged
+        modified = now.mtime_ns / 1e9
+        idle = looked_at - modified >= self.idle_s
         unchanged = previous is not None and (
             previous.size,
             previous.mtime_ns,
             previous.head_hash,
         ) == (now.size, now.mtime_ns, now.head_hash)
-        # the last session was read once the file had gone idle, and the file is as it was then:
-        # that session was closed as idle and imported; only text appended to it is news
+        # The last session was read as closed (idle) and the file is as it was then: it was
+        # imported, and only text appended to it is news. The mark's `read_at` says so: when
+        # the file was judged idle, or its modification time itself where the last session was
+        # left open (so that no later reading, whatever its `session_idle_s`, takes it for read).
         read_idle = (
             previous is not None
             and previous.read_at is not None
-            and previous.read_at.timestamp() - now.mtime_ns / 1e9 >= self.idle_s
+            and previous.read_at.timestamp() > modified
+            and previous.read_at.timestamp() - modified >= self.idle_s
         )
         if unchanged and (previous.offset >= now.size or not idle or read_idle):
             self.stats.files_unchanged += 1
@@ -82,7 +87,7 @@ class AiderImporter(FileImporter):
             return  # nothing new, and no open session has gone idle
         file_root = FileRoot(path)
         batch: list[AiderSession] = []
-        resume_at, found = now.size, False
+        resume_at, found, left_open = now.size, False, False
         before = LinesBefore(path, opened.start)
         lines = self.numbered_lines(opened, before, keep_unfinished=False)
         for session in read_sessions(lines, before, path, self.stats.error):
@@ -91,6 +96,7 @@ class AiderImporter(FileImporter):
                 resume_at = session.offset  # later text continues it: read it again next time
                 if not idle:
                     self.stats.sessions_open += 1
+                    left_open = True
                     break
             batch.append(session)
             if len(batch) >= SESSIONS_PER_BATCH and session.closed:
@@ -98,7 +104,8 @@ class AiderImporter(FileImporter):
                 mark = FileMark(end, now.mtime_ns, end, head_hash(path, end))
                 self._write_batch(opened, batch, mark, file_root, unchanged)
                 batch = []
-        final = replace(now, offset=resume_at)
+        read_at = datetime.fromtimestamp(modified if left_open else looked_at, UTC)
+        final = replace(now, offset=resume_at, read_at=read_at)
         wrote = self._write_batch(opened, batch, final, file_root, unchanged)
         if unchanged and not wrote:
             self.stats.files_unchanged += 1
