@@ -134,35 +134,54 @@ class _Text(click.ParamType):
 TEXT = _Text()
 
 # A write to stdout that failed for want of room or of stdout itself (`> /dev/full`, `>&-`):
-# the command's result is lost, which one line says. A closed pipe (`| head -1`) is not an error
-# (click ends quietly).
-_OUTPUT_LOST = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EBADF)
+# the command's result is lost, which one line says. A pipe closed early (`| head -1`) is what
+# its reader asked for: the command ends quietly, exit 1, as click ends it.
+_OUTPUT_LOST = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EBADF, errno.EPIPE)
 
 
 class _ClosedOutput(io.TextIOBase):
     """stdout where the command was started with it closed: a write fails as on a closed
-    descriptor, so the command says its result was lost."""
+    descriptor, and so does the flush after one, so the command says its result was lost."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = False
 
     def writable(self) -> bool:
         return True
 
     def write(self, text: str) -> int:
+        self.written = True
         raise OSError(errno.EBADF, "standard output is closed")
 
+    def flush(self) -> None:
+        if self.written:
+            raise OSError(errno.EBADF, "standard output is closed")
 
-def _flush_output() -> None:
-    """Write out what stdout holds before the exit code is settled: a result that cannot be
-    written is then an error of the command, not a warning Python prints at exit."""
+
+def _output_lost() -> OSError | None:
+    """Why stdout cannot take what it holds, or None where it can: an error raised while the
+    output was written is the output's only if stdout still refuses it."""
     try:
-        if sys.stdout is not None:
-            sys.stdout.flush()
+        sys.stdout.flush()
     except OSError as exc:
-        if exc.errno not in _OUTPUT_LOST:
-            raise
-        click.echo(f"yzos-jobs: error: cannot write the output: {exc.strerror}", err=True)
-        # what could not be written would fail again as Python exits
-        sys.stdout = _ClosedOutput()
-        raise SystemExit(EXIT_FAILURE) from None
+        if exc.errno in _OUTPUT_LOST:
+            return exc
+        raise
+    return None
+
+
+def _drop_output() -> None:
+    """What stdout still holds goes nowhere: Python would try to write it again as it exits
+    and print a warning of its own."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor: a closed stdout
+        sys.stdout = io.StringIO()
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 class _Cli(click.Group):
@@ -173,9 +192,20 @@ class _Cli(click.Group):
             sys.stdout = _ClosedOutput()
         _tolerant_stdout()
         try:
-            return super().main(*args, **kwargs)
-        finally:
-            _flush_output()
+            try:
+                return super().main(*args, **kwargs)
+            finally:
+                # what stdout holds is written before the exit code is settled: a result that
+                # cannot be written is an error of the command, not a warning at exit
+                sys.stdout.flush()
+        except OSError:
+            lost = _output_lost()
+            if lost is None:
+                raise
+            _drop_output()
+            if lost.errno != errno.EPIPE:
+                click.echo(f"yzos-jobs: error: cannot write the output: {lost.strerror}", err=True)
+            raise SystemExit(EXIT_FAILURE) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -222,8 +252,6 @@ def _user_error(exc: Exception) -> tuple[str, int] | None:
         return str(exc), EXIT_USAGE
     if isinstance(exc, DBAPIError):
         return f"database error: {_one_line(exc)}", EXIT_FAILURE
-    if isinstance(exc, OSError) and exc.errno in _OUTPUT_LOST and exc.filename is None:
-        return f"cannot write the output: {exc.strerror}", EXIT_FAILURE
     return None
 
 
@@ -375,10 +403,16 @@ def _os_error(exc: OSError) -> str:
 @click.argument("text", type=TEXT)
 @click.option("--kind", type=click.Choice(["person", "project", "task"]), help="Suggested kind.")
 @click.option(
-    "--app", "app_bundle_id", metavar="BUNDLE_ID", help="Bundle id of the app it was seen in."
+    "--app",
+    "app_bundle_id",
+    type=TEXT,
+    metavar="BUNDLE_ID",
+    help="Bundle id of the app it was seen in.",
 )
 @click.option("--context", "context_text", type=TEXT, metavar="TEXT", help="Surrounding text.")
-@click.option("--source", "source_kind", default="cli", show_default=True, help="Source kind.")
+@click.option(
+    "--source", "source_kind", type=TEXT, default="cli", show_default=True, help="Source kind."
+)
 @pass_app
 def classify_cmd(
     app: AppContext,

@@ -60,6 +60,7 @@ NOT_UTF8 = b"caf\xe9".decode("utf-8", "surrogateescape")  # as Python hands a La
         ("correct", "e:1", "--not-entity", "--reason", NOT_UTF8),
         ("correct", "e:1", "--rename", NOT_UTF8),
         ("classify", NOT_UTF8),
+        ("classify", "Alice Chen", "--app", NOT_UTF8),
     ],
 )
 def test_text_that_is_not_utf8_is_a_usage_error(
@@ -71,15 +72,18 @@ def test_text_that_is_not_utf8_is_a_usage_error(
     assert "'caf\\xe9' is not UTF-8 text" in result.stderr
 
 
-def _listing(db_url: str, tmp_path: Path, stdout: str) -> subprocess.CompletedProcess[str]:
-    """`entities` in a child whose stdout is `/dev/full` or closed (`>&-`)."""
+def _written_to(
+    db_url: str, tmp_path: Path, command: str, redirect: str
+) -> subprocess.CompletedProcess[str]:
+    """`yzos-jobs COMMAND` in a child whose stdout is redirected by the shell (`> /dev/full`,
+    `>&-`, `| true`), with stdout buffered as on any terminal or file."""
     assert run_cli("classify", "Alice Chen", "--kind", "person", db_url=db_url).returncode == 0
-    redirect = "> /dev/full" if stdout == "full" else ">&-"
-    command = f'exec "{sys.executable}" -m yzos_jobs entities {redirect}'
+    env = {**cli_env(db_url), "PYTHONPATH": str(REPO)}
+    env.pop("PYTHONUNBUFFERED", None)
     return subprocess.run(
-        ["sh", "-c", command],
+        ["sh", "-c", f'exec "{sys.executable}" -m yzos_jobs {command} {redirect}'],
         cwd=tmp_path,
-        env={**cli_env(db_url), "PYTHONPATH": str(REPO)},
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -87,13 +91,20 @@ def _listing(db_url: str, tmp_path: Path, stdout: str) -> subprocess.CompletedPr
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("command", ["entities", "status", "db current", "--help"])
 @pytest.mark.parametrize(
-    ("stdout", "reason"),
-    [("full", "No space left on device"), ("closed", "standard output is closed")],
+    ("redirect", "reason"),
+    [("> /dev/full", "No space left on device"), (">&-", "standard output is closed")],
 )
 def test_a_result_that_cannot_be_written_is_one_line(
-    db_url: str, tmp_path: Path, stdout: str, reason: str
+    db_url: str, tmp_path: Path, command: str, redirect: str, reason: str
 ) -> None:
-    result = _listing(db_url, tmp_path, stdout)
+    result = _written_to(db_url, tmp_path, command, redirect)
     line = assert_one_line_error(result, EXIT_FAILURE, "cannot write the output")
     assert reason in line
+
+
+def test_a_pipe_closed_early_ends_the_command_quietly(db_url: str, tmp_path: Path) -> None:
+    # the reader took what it wanted (`| head -1`) or nothing (`| true`)
+    result = _written_to(db_url, tmp_path, "entities", "| (exec 0<&-; sleep 1)")
+    assert result.stderr == ""
