@@ -8,9 +8,11 @@ import threading
 from datetime import timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
 
 from yzos_jobs.clock_steps import ClockSteps, move_jobs_back
 from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.maintain.slots import EPOCH
 
 
 class _Clocks:
@@ -49,5 +51,23 @@ def test_a_job_an_hour_away_after_a_step_back_runs_on_the_new_clock() -> None:
         assert ran.wait(10)
         [job] = scheduler.get_jobs()
         assert job.next_run_time < utcnow() + timedelta(seconds=10)  # keeps its pace
+    finally:
+        scheduler.shutdown(wait=False)
+
+
+def test_a_job_on_fixed_boundaries_keeps_them() -> None:
+    # the daily prune runs at 00:00 UTC on every daemon: after a step back it runs at the next
+    # midnight on the new clock, not an hour before it, then every midnight after
+    scheduler = BackgroundScheduler(timezone="UTC")
+    daily = IntervalTrigger(days=1, start_date=EPOCH, timezone="UTC")
+    scheduler.add_job(lambda: None, daily)
+    scheduler.start(paused=True)
+    try:
+        [job] = scheduler.get_jobs()
+        midnight = job.next_run_time
+        assert (midnight.hour, midnight.minute) == (0, 0)
+        assert move_jobs_back(scheduler, 3600) == 1
+        [job] = scheduler.get_jobs()
+        assert job.next_run_time == midnight
     finally:
         scheduler.shutdown(wait=False)
