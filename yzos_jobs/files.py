@@ -59,42 +59,37 @@ def walk(
 ) -> Iterator[tuple[Path, list[str], list[str]]]:
     """os.walk, with every directory that cannot be listed passed to `on_error` instead of
     being skipped without a word. A symlinked directory is entered (a project kept on another
-    disk, `~/Code/app -> /mnt/ssd/app`), each directory once however many links lead to it;
-    not one that holds `top` (a link to the home folder or to `/`), which would search
-    everything again."""
+    disk, `~/Code/app -> /mnt/ssd/app`) once however many links lead to it, unless it lies
+    inside `top` (walked as it is anyway) or holds the folder the link is in (a link to the
+    home folder or to `/`, a loop), which would search everything again."""
 
     def report(exc: OSError) -> None:
         on_error(Path(exc.filename) if exc.filename else top, exc)
 
-    try:
-        real_top = top.resolve()
-    except (OSError, RuntimeError):
-        real_top = top
-    seen: set[tuple[int, int]] = set()
+    real_top = os.path.realpath(top)
+    linked: set[str] = set()  # the folders links led to
     for root, dirs, files in os.walk(top, onerror=report, followlinks=True):
-        try:
-            st = os.stat(root)
-        except OSError as exc:
-            on_error(Path(root), exc)
-            dirs[:] = []
-            continue
-        if (st.st_dev, st.st_ino) in seen:
-            dirs[:] = []  # reached again through a link: walked already
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        dirs[:] = [d for d in dirs if not _holds(os.path.join(root, d), real_top)]
+        above = (os.path.abspath(root), os.path.realpath(root))
+        kept = []
+        for name in dirs:
+            path = os.path.join(root, name)
+            if os.path.islink(path):
+                target = os.path.realpath(path)
+                if (
+                    _within(target, real_top)
+                    or any(_within(here, target) for here in above)
+                    or target in linked
+                ):
+                    continue
+                linked.add(target)
+            kept.append(name)
+        dirs[:] = kept
         yield Path(root), dirs, files
 
 
-def _holds(directory: str, real_top: Path) -> bool:
-    """Whether a symlinked `directory` leads to `real_top` or to a folder above it."""
-    if not os.path.islink(directory):
-        return False
-    try:
-        target = Path(directory).resolve(strict=True)
-    except (OSError, RuntimeError):
-        return False  # dangling or a loop: os.walk reports or passes it
-    return target == real_top or target in real_top.parents
+def _within(path: str, folder: str) -> bool:
+    """Whether `path` is `folder` or lies below it (both absolute)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def find_regular_files(

@@ -55,6 +55,23 @@ def test_a_repository_linked_from_another_disk_is_searched_once_and_links_up_are
     errors: list[tuple[Path, OSError]] = []
     found = aider_histories([code], 3, lambda p, e: errors.append((p, e)))
     assert found == [elsewhere] and errors == []
+    # a link to a folder inside the roots leaves that folder to be searched where it is, at
+    # its own depth
+    inside = _history(code / "proj" / "app")
+    (code / "x").mkdir()
+    (code / "x" / "link").symlink_to(code / "proj")
+    found = aider_histories([code], 2, lambda p, e: errors.append((p, e)))
+    assert found == sorted([elsewhere, inside])
+    # the roots kept on another disk, reached through a link: a link from there up to the home
+    # folder is still not followed
+    home = tmp_path / "home2"
+    _history(home / "notes")
+    on_ssd = tmp_path / "ssd-code"
+    tool = _history(on_ssd / "tool")
+    (on_ssd / "home").symlink_to(home)
+    (home / "Code").symlink_to(on_ssd)
+    assert aider_histories([home / "Code"], 3, lambda p, e: errors.append((p, e))) == [tool]
+    assert errors == []
     # Claude Code's project folders the same way
     projects = tmp_path / "claude" / "projects"
     projects.mkdir(parents=True)
