@@ -69,9 +69,14 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     for name, run in sorted(overview.last_runs(conn).items()):
         age = now - run.started_at
         # still "running", but its process stopped renewing the lease: killed, or a `once`
-        # stopped by a signal before it could record the end
+        # stopped by a signal before it could record the end. A lease as long again past its
+        # end: a renewal waiting on a busy database, or another host's clock, is no stop.
         lease = run.lease_until
-        unfinished = run.status == "running" and lease is not None and lease < now
+        unfinished = (
+            run.status == "running"
+            and lease is not None
+            and lease < now - timedelta(seconds=settings.jobs.run_lease_s)
+        )
         overdue = (
             (run.status != "running" or unfinished)
             and name not in paused

@@ -156,7 +156,9 @@ def _refuse_unwritable(file: Path) -> None:
     except (OSError, RuntimeError):
         return  # a new embedded database is made where it is first used
     if not os.access(path, os.W_OK):
-        raise DatabaseUnavailable(f"cannot write the database {path}: this user may not write it")
+        mounted_read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+        why = "its file system is read-only" if mounted_read_only else "this user may not write it"
+        raise DatabaseUnavailable(f"cannot write the database {path}: {why}")
     if not os.access(path.parent, os.W_OK):
         raise DatabaseUnavailable(
             f"cannot write the database {path}: this user may not write its folder, where "

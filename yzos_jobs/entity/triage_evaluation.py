@@ -177,7 +177,9 @@ def evaluate_triage(
             digests[per_file] = by_key
         found = digests[per_file]
         # a header line that names no session of that start (miscounted): the start alone
-        payload = found.get((session.key, session.line)) or found.get((session.key, None))
+        payload = found.get((session.key, session.line))
+        if payload is None:
+            payload = found.get((session.key, None))
         if payload is None:
             report.missing.append(f"{session.where}: no session {session.key} in its source")
         else:

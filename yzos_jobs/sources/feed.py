@@ -144,10 +144,10 @@ def _import(
     stats = importer.stats
     # A record or file that fails the same way at every run (a file that cannot be read) was
     # reported at the first: counted apart, so an interval that met nothing new stays quiet
-    again = sum(
-        not _warn_once("source record skipped", message, importer=importer.NAME, error=message)
-        for message in stats.error_messages[:MAX_WARNINGS]
-    )
+    again = 0
+    for message in stats.error_messages[:MAX_WARNINGS]:
+        if not _warn_once("source record skipped", message, importer=importer.NAME, error=message):
+            again += 1
     counts = stats.counts()
     found = {k: int(counts.get(k, 0)) for k in COUNTERS if k in counts}
     if again:
