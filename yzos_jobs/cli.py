@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import io
 import json
 import os
 import signal
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, TypeVar
 
 import click
 
+from yzos_jobs import output_stream
 from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.maintain import JOB_ALIASES, JOB_NAMES
 
@@ -133,64 +133,12 @@ class _Text(click.ParamType):
 
 TEXT = _Text()
 
-# A write to stdout that failed for want of room or of stdout itself (`> /dev/full`, `>&-`):
-# the command's result is lost, which one line says. A pipe closed early (`| head -1`) is what
-# its reader asked for: the command ends quietly, exit 1, as click ends it.
-_OUTPUT_LOST = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EBADF, errno.EPIPE)
-
-
-class _ClosedOutput(io.TextIOBase):
-    """stdout where the command was started with it closed: a write fails as on a closed
-    descriptor, and so does the flush after one, so the command says its result was lost."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.written = False
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        self.written = True
-        raise OSError(errno.EBADF, "standard output is closed")
-
-    def flush(self) -> None:
-        if self.written:
-            raise OSError(errno.EBADF, "standard output is closed")
-
-
-def _output_lost() -> OSError | None:
-    """Why stdout cannot take what it holds, or None where it can: an error raised while the
-    output was written is the output's only if stdout still refuses it."""
-    try:
-        sys.stdout.flush()
-    except OSError as exc:
-        if exc.errno in _OUTPUT_LOST:
-            return exc
-        raise
-    return None
-
-
-def _drop_output() -> None:
-    """What stdout still holds goes nowhere: Python would try to write it again as it exits
-    and print a warning of its own."""
-    try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # no descriptor: a closed stdout
-        sys.stdout = io.StringIO()
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, fd)
-    os.close(devnull)
-
 
 class _Cli(click.Group):
     """Turns the errors a user can cause into one line and an exit code, never a traceback."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        if sys.stdout is None:  # started with stdout closed (`>&-`)
-            sys.stdout = _ClosedOutput()
-        _tolerant_stdout()
+        output_stream.prepare()
         try:
             try:
                 return super().main(*args, **kwargs)
@@ -199,10 +147,10 @@ class _Cli(click.Group):
                 # cannot be written is an error of the command, not a warning at exit
                 sys.stdout.flush()
         except OSError:
-            lost = _output_lost()
+            lost = output_stream.lost()
             if lost is None:
                 raise
-            _drop_output()
+            output_stream.drop()
             if lost.errno != errno.EPIPE:
                 click.echo(f"yzos-jobs: error: cannot write the output: {lost.strerror}", err=True)
             raise SystemExit(EXIT_FAILURE) from None
@@ -220,16 +168,6 @@ class _Cli(click.Group):
         finally:
             if isinstance(ctx.obj, AppContext):
                 ctx.obj.close()
-
-
-def _tolerant_stdout() -> None:
-    """stdout writes what its encoding cannot hold as a backslash escape (`\\u9648`) instead of
-    raising: under a Latin-1 locale, or cp1252 redirected on Windows, a CJK name would otherwise
-    end a listing in a traceback. stderr already does so (Python's default). Done once, before
-    any command prints."""
-    reconfigure = getattr(sys.stdout, "reconfigure", None)  # only a TextIOWrapper has it
-    if reconfigure is not None:
-        reconfigure(errors="backslashreplace")
 
 
 def _user_error(exc: Exception) -> tuple[str, int] | None:
@@ -526,10 +464,6 @@ def _job_context(app: AppContext, log_level: str = "warning") -> JobContext:
     )
 
 
-# What asks a command that runs a job to stop: Ctrl-C, `kill`, the terminal closing.
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
-
-
 @contextmanager
 def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
     """Within: a stop signal lets the job finish the batch in hand and record its run as
@@ -542,7 +476,9 @@ def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
             os._exit(128 + signum)
         stop.set()
 
-    kept = {s: h for s in _STOP_SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
+    from yzos_jobs.daemon import STOP_SIGNALS
+
+    kept = {s: h for s in STOP_SIGNALS if (h := signal.getsignal(s)) is not signal.SIG_IGN}
     for signum in kept:
         signal.signal(signum, on_signal)
     try:

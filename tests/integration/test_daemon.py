@@ -16,6 +16,7 @@ from tests.support.daemons import Daemon, start_daemon, stop, wait_for, write_co
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.models import EntityCandidate, JobRun
+from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
@@ -127,20 +128,28 @@ def test_kill_9_one_daemon_the_other_finishes_everything(pg_url: str, tmp_path: 
     assert all(e.sighting_count == 1 for e in entities(ctx))
 
 
+def _signalled_mid_batch(
+    pg_url: str, tmp_path: Path, stop_signal: signal.Signals, *command: str
+) -> tuple[JobContext, int, str]:
+    """200 candidates to promote, 20 to a batch against a slow model; `yzos-jobs COMMAND` gets
+    `stop_signal` once a batch is in hand. (ctx, exit code, stderr)."""
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, *({"raw_text": f"Task {i}"} for i in range(200)))
+    with OpenAIDouble(_echo, latency_s=0.3) as llm:
+        cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=10)
+        process = Daemon(spawn_cli(*command, env=cli_env(pg_url, YZOS_CONFIG=str(cfg))))
+        wait_for(lambda: llm.calls >= 1, 120, "a batch in hand")
+        process.send_signal(stop_signal)  # once: a second signal means "exit now"
+        code = process.wait(timeout=120)
+    return ctx, code, process.stderr
+
+
 # SIGHUP: the terminal the daemon was started from closed
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_exits_0_and_leaves_nothing_claimed(
     pg_url: str, tmp_path: Path, stop_signal: signal.Signals
 ) -> None:
-    ctx = make_ctx(pg_url)
-    add_candidates(ctx, *({"raw_text": f"Task {i}"} for i in range(200)))
-    with OpenAIDouble(_echo, latency_s=0.3) as llm:
-        cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=10)
-        daemon = start_daemon(pg_url, cfg)
-        wait_for(lambda: llm.calls >= 1, 120, "a batch in hand")
-        daemon.send_signal(stop_signal)  # once: a second signal means "exit now"
-        code = daemon.wait(timeout=120)
-    err = daemon.stderr
+    ctx, code, err = _signalled_mid_batch(pg_url, tmp_path, stop_signal, "run")
     assert code == 0, err[-3000:]
     assert _count(ctx, EntityCandidate.status == "claimed") == 0
     assert any(c.status == "promoted" for c in candidates(ctx))  # the batch in hand finished
@@ -153,16 +162,8 @@ def test_a_once_stopped_by_a_signal_records_its_run_as_stopped(
 ) -> None:
     # Ctrl-C (or kill) on `once`: the batch in hand finishes and the run is recorded as
     # stopped early, not left "running" for `status` to find
-    ctx = make_ctx(pg_url)
-    add_candidates(ctx, *({"raw_text": f"Task {i}"} for i in range(200)))
-    with OpenAIDouble(_echo, latency_s=0.3) as llm:
-        cfg = _config(tmp_path, llm.base_url, batch_size=20, lease_s=10)
-        env = cli_env(pg_url, YZOS_CONFIG=str(cfg))
-        once = Daemon(spawn_cli("once", "entity_promote", env=env))
-        wait_for(lambda: llm.calls >= 1, 120, "a batch in hand")
-        once.send_signal(stop_signal)
-        code = once.wait(timeout=120)
-    assert code == 0, once.stderr[-3000:]
+    ctx, code, err = _signalled_mid_batch(pg_url, tmp_path, stop_signal, "once", "entity_promote")
+    assert code == 0, err[-3000:]
     with ctx.sessions() as s:
         [run] = s.scalars(select(JobRun).where(JobRun.job_name == "entity_promote"))
     assert run.status == "succeeded" and run.stats["stopped"] is True

@@ -60,6 +60,7 @@ ENTRY_POINTS = {
     "health",
     "metrics",
     "operations",
+    "output_stream",
     "ops_http",
     "probe_deadline",
     "progress",
