@@ -42,6 +42,16 @@ def prepare() -> None:
     would otherwise end a listing in a traceback. stderr already does so (Python's default)."""
     if sys.stdout is None:
         sys.stdout = ClosedOutput()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if isinstance(buffer, io.RawIOBase):
+        # unbuffered (`python -u`, PYTHONUNBUFFERED): a write that failed would leave nothing
+        # behind to tell it by; a buffer flushed at each line keeps what could not be written
+        sys.stdout = io.TextIOWrapper(
+            io.BufferedWriter(buffer),
+            encoding=sys.stdout.encoding,
+            errors=sys.stdout.errors,
+            line_buffering=True,
+        )
     reconfigure = getattr(sys.stdout, "reconfigure", None)  # only a TextIOWrapper has it
     if reconfigure is not None:
         reconfigure(errors="backslashreplace")

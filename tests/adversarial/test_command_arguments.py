@@ -73,13 +73,15 @@ def test_text_that_is_not_utf8_is_a_usage_error(
 
 
 def _written_to(
-    db_url: str, tmp_path: Path, command: str, redirect: str
+    db_url: str, tmp_path: Path, command: str, redirect: str, buffered: bool = True
 ) -> subprocess.CompletedProcess[str]:
     """`yzos-jobs COMMAND` in a child whose stdout is redirected by the shell (`> /dev/full`,
-    `>&-`, `| true`), with stdout buffered as on any terminal or file."""
+    `>&-`, `| true`), with stdout buffered as on any terminal or file, or not."""
     assert run_cli("classify", "Alice Chen", "--kind", "person", db_url=db_url).returncode == 0
     env = {**cli_env(db_url), "PYTHONPATH": str(REPO)}
     env.pop("PYTHONUNBUFFERED", None)
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
     return subprocess.run(
         ["sh", "-c", f'exec "{sys.executable}" -m yzos_jobs {command} {redirect}'],
         cwd=tmp_path,
@@ -99,9 +101,10 @@ def _written_to(
 def test_a_result_that_cannot_be_written_is_one_line(
     db_url: str, tmp_path: Path, command: str, redirect: str, reason: str
 ) -> None:
-    result = _written_to(db_url, tmp_path, command, redirect)
-    line = assert_one_line_error(result, EXIT_FAILURE, "cannot write the output")
-    assert reason in line
+    for buffered in (True, False):  # unbuffered: `python -u`, PYTHONUNBUFFERED
+        result = _written_to(db_url, tmp_path, command, redirect, buffered)
+        line = assert_one_line_error(result, EXIT_FAILURE, "cannot write the output")
+        assert reason in line
 
 
 def test_a_pipe_closed_early_ends_the_command_quietly(db_url: str, tmp_path: Path) -> None:
