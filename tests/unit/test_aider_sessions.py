@@ -276,3 +276,26 @@ def test_the_folder_printed_files_spread_out_from_needs_them_in_two_folders() ->
     assert (
         spread_root(["C:\\W\\P\\a\\x.py", "c:\\w\\p\\b\\y.py", "C:\\w\\p\\c\\z.py"]) == "C:\\W\\P"
     )
+
+
+def test_a_git_command_aider_printed_places_a_moved_history(tmp_path: Path) -> None:
+    # aider made a file the repository's .gitignore leaves out and printed the `git add` that
+    # failed, by the file's absolute path; it asked to create it by its name from the root
+    created = (
+        "#### add the variables file\n\n"
+        "> terraform.tfvars\n> Create new file? [Y/n] y\n"
+        "> Cmd('git') failed due to: exit code(1)\n"
+        "> cmdline: git add /Users/me/src/infra-live/terraform.tfvars\n\n"
+    )
+    assert _one_project(tmp_path / "a", created) == "/Users/me/src/infra-live"
+    # older versions name the file in the question itself; a commit names its files after `--`
+    older = (
+        "#### add the module\n\n"
+        "> Allow creation of new file modules/net/main.tf? y\n"
+        "> cmdline: git commit -m add net module --no-verify -- "
+        "/Users/me/src/infra-live/modules/net/main.tf\n\n"
+    )
+    assert _one_project(tmp_path / "b", older) == "/Users/me/src/infra-live"
+    # a path that is no file aider named from the root places nothing
+    other = created.replace("infra-live/terraform.tfvars", "infra-live/other.tfvars")
+    assert _one_project(tmp_path / "c", other) == str(tmp_path / "c" / "moved")

@@ -1025,6 +1025,25 @@ def test_a_moved_history_takes_the_repository_a_pasted_traceback_shows(tmp_path:
     assert {s.project_path for s in history_sessions(history)} == {"D:\\Work_AI\\ollama_fc"}
 
 
+SENIALES = "aider/Blizard32__seniales/.aider.chat.history.md"
+
+
+def test_a_moved_history_takes_the_repository_aiders_failed_git_commands_show(
+    tmp_path: Path,
+) -> None:
+    # the only absolute paths the history prints are in git commands aider ran and printed as
+    # they failed: `cmdline: git add C:\Users\Mi Notebook\…\seniales\seniales\test\…py`,
+    # files it edited as `seniales\test\…py` from the root; moved into a folder of another name
+    laid = history_at(tmp_path, SENIALES)
+    history = tmp_path / "moved" / laid.name
+    history.parent.mkdir()
+    laid.rename(history)
+    where = r"C:\Users\Mi Notebook\Desktop\Feli\Programming\seniales"
+    assert {s.project_path for s in history_sessions(history)} == {where}
+    (history.parent / ".git").mkdir()  # where it sits is a repository's root after all
+    assert {s.project_path for s in history_sessions(history)} == {where, str(history.parent)}
+
+
 POKETIBIA = "aider/BrunoAguiar-A__Poketibiazero/server/.aider.chat.history.md"
 
 

@@ -123,6 +123,14 @@ MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer e
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 ERROR_HINT = re.compile(r"\", line \d|\.\w{1,8}:\d")  # cheaply: a text that may hold one
 READ_ONLY = re.compile(r"^Added (.+?) to read-only files\.?$")
+# A git command of aider's that failed, as it prints it: `cmdline: git add /abs/app/.env` (a file
+# it made that .gitignore leaves out), `cmdline: git commit -m … --no-verify -- /abs/app/a.py`.
+# The paths are of files aider added or edited, given absolute.
+# aider asking to create a file a reply named, by its name from the repository's root: the name on
+# the line before `Create new file?`, or in `Allow creation of new file src/app.py? y` (older).
+CREATE_ASKED = re.compile(r"^Create new file\?")
+CREATE_NAMED = re.compile(r"^Allow creation of new file (.+?)\?(?: \S*)?$")
+GIT_CMDLINE = re.compile(r"^cmdline: git (?:add (?!-)|commit .*? -- )(.+)$")
 
 # `/run cd <directory> …` (or `/!`; `cd /d` on Windows): the directory a shell command ran in.
 RUN_CD = re.compile(
@@ -163,6 +171,7 @@ class AiderSession:
     _previous: str = ""  # what the last non-blank line was: "user", "tool" or "assistant"
     _tool_before: bool = False  # the previous line was aider's output (a continuation follows)
     _last_tool: str = ""  # kind of aider's last output line: "snapshot", "added", other
+    _last_tool_text: str = ""  # and its text
     _last_request: str | None = None
     _ask_mode: bool = False  # requests are sent in ask mode (`/ask`, `/chat-mode ask`)
     _files: set[str] = field(default_factory=set)
@@ -280,6 +289,11 @@ class AiderSession:
             r.root_names.append(m.group(1).strip())
         elif (m := FILE_ERROR.match(text)) and len(r.printed_paths) < MAX_PATHS:
             r.printed_paths.append(m.group(1))
+        elif name := created_name(text, self._last_tool_text):
+            if not repo.is_absolute(name) and len(r.root_names) < MAX_PATHS:
+                r.root_names.append(name)
+        elif (m := GIT_CMDLINE.match(text)) and len(r.printed_paths) < MAX_PATHS:
+            r.printed_paths.extend(git_paths(m.group(1)))
         elif (m := MISSING_FROM_MAP.match(text)) and len(r.inside_paths) < MAX_PATHS:
             if repo.is_absolute(path := m.group(1).strip()):
                 r.inside_paths.append(path)
@@ -302,7 +316,7 @@ class AiderSession:
         found = None if r.git_path or text.startswith("Git repo:") else GIT_PATH.search(text)
         if found:
             r.git_path = found.group(1)
-        self._last_tool = kind
+        self._last_tool, self._last_tool_text = kind, text
 
     def _touched(self, line: int, at: int, path: str, edited: bool) -> None:
         """Every edit (the work items need each), a file added to the chat once."""
@@ -374,6 +388,25 @@ class AiderSession:
     def finish(self, end: int, ended_at: datetime | None, closed: bool) -> None:
         self.end_message()
         self.end, self.ended_at, self.closed = end, ended_at, closed
+
+
+def created_name(text: str, before: str) -> str | None:
+    """The file aider asks to create in `text` (its line before, `before`, names it in newer
+    versions), as aider named it."""
+    if CREATE_ASKED.match(text):
+        return before.strip() or None
+    m = CREATE_NAMED.match(text)
+    return m.group(1).strip() if m else None
+
+
+def git_paths(paths: str) -> list[str]:
+    """The absolute paths of a git command line aider printed: one path per word where each
+    word is one, else the whole text is one path with spaces in it (`C:\\Users\\Mi
+    Notebook\\app\\a.py`)."""
+    words = paths.split()
+    if all(repo.is_absolute(word) for word in words):
+        return words
+    return [paths.strip()] if repo.is_absolute(paths.strip()) else []
 
 
 def texts_first(text: str) -> str:

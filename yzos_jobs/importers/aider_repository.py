@@ -1,8 +1,8 @@
 """Where an aider session's repository is, from what the session printed (see
-`SessionRepository.root`): aider's own lines (`Git repo:`, `Git working dir:`, files it added), the
-files it names, and for a history moved away from its repository's root, the absolute paths the
-session shows elsewhere (errors, files added read-only, files aider could not decode, the virtual
-environment aider was run from, `/run cd`).
+`SessionRepository.root`): aider's own lines (`Git repo:`, `Git working dir:`, files it added,
+git commands of its that failed), the files it names, and for a history moved away from its
+repository's root, the absolute paths the session shows elsewhere (errors, files added
+read-only, files aider could not decode, the virtual environment aider was run from, `/run cd`).
 Paths are read lexically (`repository.py`): the machine that wrote them is not this one."""
 
 from __future__ import annotations
