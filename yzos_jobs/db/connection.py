@@ -74,7 +74,19 @@ def create_db_engine(
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("connect_args", {"connect_timeout": 10})
-    return create_engine(url, **kwargs)
+    engine = create_engine(url, **kwargs)
+    event.listen(engine, "connect", _session_in_utc)
+    return engine
+
+
+def _session_in_utc(dbapi_connection: Any, _record: Any) -> None:
+    """PostgreSQL hands a timestamp back in the session's time zone (the server's or the
+    database's setting, or the client's PGTZ): a time stored near either end of the calendar
+    (an observer's zero time, 0001-01-01Z) is then one Python cannot hold, and every query that
+    meets it fails. The stored times are UTC; so is every session."""
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'UTC'")
+    dbapi_connection.commit()
 
 
 def _sqlite_file(url: URL) -> Path | None:
