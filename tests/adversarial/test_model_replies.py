@@ -19,6 +19,7 @@ from tests.support.cli import run_cli
 from tests.support.llm import make_classifier
 from yzos_jobs.config import LoggingSettings
 from yzos_jobs.entity.classifier import ClassifyInput, LlmFailed, LlmInvalidOutput, LlmTimeout
+from yzos_jobs.inference.client import MAX_REPLY_BYTES
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.logging import configure_logging, get_logger
 from yzos_jobs.testing import (
@@ -134,12 +135,23 @@ def test_one_classify_is_bounded_by_timeout_times_requests() -> None:
     assert llm.calls == 3  # the question, the re-ask, the re-ask's retry
 
 
-def test_a_five_megabyte_reason_is_capped() -> None:
-    huge = verdict("noise", reason="spam " * 1_000_000)
+def test_a_megabyte_reason_is_capped() -> None:
+    huge = verdict("noise", reason="spam " * 200_000)
     with OpenAIDouble(lambda b: huge) as llm:
-        # the size is tested, not the clock: a busy machine may take over 5 s for 5 MB
+        # the size is tested, not the clock: a busy machine may take seconds for a megabyte
         result = make_classifier(llm.base_url, timeout_s=120.0).classify(ALPHA)
     assert len(result.reason) == FIELD_MAX_CHARS["reason"] and result.reason.endswith("…")
+
+
+def test_a_reply_past_the_size_bound_is_llm_failed_and_not_asked_again() -> None:
+    """A server that answers with more than any reply could be (a base URL pointing at a file
+    server, a proxy gone wrong) is not read into memory whole, nor asked again."""
+    huge = verdict("noise", reason="spam " * (MAX_REPLY_BYTES // 5 + 1))
+    with OpenAIDouble(lambda b: huge) as llm:
+        classifier = make_classifier(llm.base_url, timeout_s=120.0, max_retries=2)
+        with pytest.raises(LlmFailed, match=f"reply larger than {MAX_REPLY_BYTES} bytes"):
+            classifier.classify(ALPHA)
+    assert llm.calls == 1
 
 
 def test_a_reply_cut_by_max_tokens_is_invalid_output_without_a_reask() -> None:

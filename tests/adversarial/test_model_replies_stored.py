@@ -72,17 +72,17 @@ def test_nul_bytes_in_model_text_never_reach_the_database(db_url: str, tmp_path:
     assert "\\x00" not in stored and "\\x01" not in stored
 
 
-def test_a_five_megabyte_reason_is_capped_before_it_is_stored_or_cached(
+def test_a_megabyte_reason_is_capped_before_it_is_stored_or_cached(
     db_url: str, tmp_path: Path
 ) -> None:
-    huge = verdict("noise", reason="spam " * 1_000_000)
+    huge = verdict("noise", reason="spam " * 200_000)  # within the reply's size bound
     ctx = make_ctx(db_url)
-    # More candidates than the model is asked about at once (4): 25 MB of replies in all.
+    # More candidates than the model is asked about at once (4): 5 MB of replies in all.
     add_candidates(ctx, *({"raw_text": f"Thing {i}"} for i in range(5)))
     db_file = Path(db_url.removeprefix("sqlite:///")) if db_url.startswith("sqlite") else None
     size_before = db_file.stat().st_size if db_file else 0
     with OpenAIDouble(lambda b: huge) as llm:
-        # Four 5 MB replies at once on a busy machine can take longer than the usual 5 s; the
+        # Four 1 MB replies at once on a busy machine can take longer than the usual 5 s; the
         # size is what is tested here, so no reply is lost to the clock.
         stats = _promote(tmp_path, db_url, llm.base_url, timeout_s=120.0)
     assert stats["rejected"] == 5
@@ -137,3 +137,24 @@ def test_an_api_key_in_base_url_is_stored_nowhere(db_url: str, tmp_path: Path) -
     assert any("circuit open" in r for r in reasons)
     for text in (result.stdout, result.stderr, _all_text(db_url)):
         assert key not in text
+
+
+def test_an_api_key_a_server_writes_back_is_stored_shown_and_cached_nowhere(
+    db_url: str, tmp_path: Path
+) -> None:
+    # a proxy or a server that echoes the request's headers into the model's text
+    key = "sk-echoed-secret-0042-abcdef"
+    echo = f"Authorization: Bearer {key}"
+    add_candidates(make_ctx(db_url), {"raw_text": "Echo Test"}, {"raw_text": "Other Test"})
+    with OpenAIDouble(lambda b: verdict("noise", reason=echo, name=key)) as llm:
+        env = llm_cli_env(tmp_path, db_url, llm.base_url)
+        env["YZOS_LLM_API_KEY"] = key
+        promoted = run_cli("once", "entity_promote", "--json", env=env, cwd=tmp_path)
+        classified = run_cli("classify", "Third Test", "--kind", "project", env=env, cwd=tmp_path)
+        shown = run_cli("explain", "c:1", env=env, cwd=tmp_path)
+    assert promoted.returncode == classified.returncode == shown.returncode == 0
+    assert json.loads(promoted.stdout)["rejected"] == 2
+    assert "Bearer ***" in classified.stdout
+    for output in (promoted, classified, shown):
+        assert key not in output.stdout + output.stderr
+    assert key not in _all_text(db_url)

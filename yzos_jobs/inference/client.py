@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 # Local servers accept any key; the SDK insists on one.
 _PLACEHOLDER_KEY = "no-key"
 _REFUSAL_CHARS = 200
+# A chat reply is a few hundred tokens of JSON (`llm.max_tokens`, `triage.max_tokens`) in an
+# envelope; one past this is no reply the request asked for, and is not read into memory.
+MAX_REPLY_BYTES = 4 * 2**20
 
 
 def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
@@ -38,6 +41,7 @@ def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
         profile.timeout_s,
         max_connections=profile.max_concurrency,
         proxy=proxy_for(profile.base_url),
+        max_body_bytes=MAX_REPLY_BYTES,
     )
     return OpenAI(
         base_url=profile.base_url,
@@ -85,6 +89,8 @@ def chat(
     output constraint and token limit are the verdict's unless given."""
     import openai
 
+    from yzos_jobs.inference.deadline import ReplyTooLarge
+
     where = mask_url_credentials(profile.base_url)
     try:
         fields = constraint if constraint is not None else constraint_params(profile)
@@ -108,9 +114,25 @@ def chat(
         raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
     except openai.APIStatusError as exc:
         raise LlmFailed(f"HTTP {exc.status_code} from {where}") from None
+    except ReplyTooLarge as exc:
+        raise LlmFailed(f"{exc} from {where}") from None
     except openai.OpenAIError as exc:
         raise LlmFailed(f"{exc.__class__.__name__} from {where}") from None
-    return parse_completion(body, profile.model, where)
+    return parse_completion(without_key(body, client.api_key), profile.model, where)
+
+
+# A key shorter than this is no secret worth the search (a placeholder, a local server's "x").
+_MIN_KEY_CHARS = 8
+
+
+def without_key(body: str, api_key: str | None) -> str:
+    """The reply with the API key masked wherever the server wrote it back (a proxy or a server
+    that echoes the request's headers into the text): what the model writes is shown, logged,
+    stored and cached, and the key must be none of those. A key is letters, digits and
+    punctuation JSON writes as it is, so the body stays the JSON it was."""
+    if not api_key or api_key == _PLACEHOLDER_KEY or len(api_key) < _MIN_KEY_CHARS:
+        return body
+    return body.replace(api_key, "***")
 
 
 def parse_completion(body: str, default_model: str, where: str) -> ChatReply:

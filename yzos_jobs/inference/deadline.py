@@ -10,6 +10,11 @@ retries are separate requests, each with its own budget.
 The deadline reaches the sockets through a context variable: the synchronous client does all of
 a request's I/O in the calling thread, and the variable is set only around that I/O.
 
+The body is bounded in size too (`max_body_bytes`): a reply larger than any the request could
+want (a server gone wrong, a base URL pointing at a file server, a hostile proxy) ends the request
+with `ReplyTooLarge` once that much has been read, instead of being read into memory whole; the
+client does not retry it.
+
 A client given its own transport no longer reads HTTP(S)_PROXY itself, so `proxy_for` does: the
 proxy the environment names for the base URL (NO_PROXY respected), reached under the same deadline.
 """
@@ -26,6 +31,7 @@ from typing import Any
 
 import httpcore2
 import httpx2
+from openai import OpenAIError
 
 _deadline: ContextVar[float | None] = ContextVar("yzos_http_deadline", default=None)
 
@@ -47,6 +53,15 @@ _ERRORS: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
     (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
     (httpcore2.ProxyError, httpx2.ProxyError),
 )
+
+
+class ReplyTooLarge(OpenAIError):
+    """A response body past the transport's bound. An `OpenAIError`, which the OpenAI client
+    passes on as it is rather than retrying the request."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"reply larger than {limit} bytes")
+        self.limit = limit
 
 
 @contextmanager
@@ -133,18 +148,29 @@ class _DeadlineBackend(httpcore2.NetworkBackend):
 class _DeadlineBody(httpx2.SyncByteStream):
     """The response body, read under the request's deadline."""
 
-    def __init__(self, inner: Iterable[bytes], deadline: float, close: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        inner: Iterable[bytes],
+        deadline: float,
+        close: Callable[[], None],
+        max_bytes: int | None,
+    ) -> None:
         self._inner = inner
         self._deadline = deadline
         self._close = close
+        self._max_bytes = max_bytes
 
     def __iter__(self) -> Iterator[bytes]:
         chunks = iter(self._inner)
+        read = 0
         while True:
             with _httpx_errors(), _until(self._deadline):
                 chunk = next(chunks, None)
             if chunk is None:
                 return
+            read += len(chunk)
+            if self._max_bytes is not None and read > self._max_bytes:
+                raise ReplyTooLarge(self._max_bytes)
             yield chunk
 
     def close(self) -> None:
@@ -162,10 +188,18 @@ def proxy_for(url: str) -> str | None:
 
 class DeadlineTransport(httpx2.BaseTransport):
     """An HTTP/1.1 transport (a connection pool of its own, through `proxy` if given) whose every
-    request ends, with a timeout error, at most `total_s` seconds after it started."""
+    request ends, with a timeout error, at most `total_s` seconds after it started, and whose
+    response bodies end with `ReplyTooLarge` past `max_body_bytes` (None: unbounded)."""
 
-    def __init__(self, total_s: float, max_connections: int = 64, proxy: str | None = None) -> None:
+    def __init__(
+        self,
+        total_s: float,
+        max_connections: int = 64,
+        proxy: str | None = None,
+        max_body_bytes: int | None = None,
+    ) -> None:
         self.total_s = total_s
+        self.max_body_bytes = max_body_bytes
         pool: dict[str, Any] = {
             "ssl_context": httpx2.create_ssl_context(),
             "max_connections": max_connections,
@@ -209,7 +243,9 @@ class DeadlineTransport(httpx2.BaseTransport):
         return httpx2.Response(
             status_code=response.status,
             headers=response.headers,
-            stream=_DeadlineBody(stream, deadline, getattr(stream, "close", lambda: None)),
+            stream=_DeadlineBody(
+                stream, deadline, getattr(stream, "close", lambda: None), self.max_body_bytes
+            ),
             extensions=response.extensions,
         )
 
