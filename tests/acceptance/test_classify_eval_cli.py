@@ -84,14 +84,18 @@ def test_eval_scores_an_oracle_perfectly_and_counts_calls(tmp_path: Path) -> Non
 
 def test_eval_reports_a_weak_model_and_skips_bad_lines(tmp_path: Path) -> None:
     data = tmp_path / "d.jsonl"
+    deep = '{"raw_text": "A", "label": "project", "x": ' + "[" * 5000 + "]" * 5000 + "}\n"
     data.write_text(
-        '{"raw_text": "Alice Chen", "label": "person"}\n'
+        '\ufeff{"raw_text": "Alice Chen", "label": "person"}\n'  # a byte order mark first
         "not json\n"
         '{"raw_text": "YZOS Core", "label": "project"}\n'
-        '{"raw_text": "Telegram", "label": "mystery"}\n'
+        '{"raw_text": "Telegram", "label": "mystery"}\n' + deep,
+        encoding="utf-8",
     )
     with OpenAIDouble(lambda b: verdict("noise")) as llm:
         result = run_cli("eval", str(data), cwd=tmp_path, env=_llm_env(tmp_path, llm.base_url))
     assert result.returncode == 0, result.stderr
     assert "cases 2  accuracy 0.000" in result.stdout
-    assert f"skipped {data}:2" in result.stdout and f"skipped {data}:4" in result.stdout
+    skipped = [line.split(": ")[0] for line in result.stdout.splitlines() if "skipped" in line]
+    assert skipped == [f"skipped {data}:{n}" for n in (2, 4, 5)]
+    assert f"{data}:5: nested too deeply" in result.stdout

@@ -103,8 +103,12 @@ def test_failed_calls_and_bad_lines_are_counted_and_the_rest_is_scored(tmp_path:
     rows = [{**row, "source": str(REAL / row["source"])} for row in rows]
     lines = [json.dumps(row) for row in rows]
     lines.insert(1, "{not json")
+    lines.insert(2, '{"source": ' + "[" * 5000 + "]" * 5000 + "}")
     lines.append(json.dumps({**rows[0], "session_id": "no-such-session"}))
-    dataset.write_text("\n".join(lines) + "\n")
+    # a source that is a folder: told once, on the first line naming it, and no session missing
+    lines += [json.dumps({**row, "source": str(tmp_path)}) for row in rows[:2]]
+    lines[0] = "\ufeff" + lines[0]  # an editor's byte order mark first
+    dataset.write_text("\n".join(lines) + "\n", encoding="utf-8")
     failing = rows[0]["project"]  # the model fails on every session of this project
 
     def answer(body: dict[str, Any]) -> Any:
@@ -122,7 +126,13 @@ def test_failed_calls_and_bad_lines_are_counted_and_the_rest_is_scored(tmp_path:
         refused = [b for b in llm.requests if (session_of(b) or {}).get("project") == failing]
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert [s.split(": ", 1)[0] for s in report["skipped_lines"]] == [f"{dataset}:2"]
+    folder_line = len(lines) - 1
+    assert [s.split(": ", 1)[0] for s in report["skipped_lines"]] == [
+        f"{dataset}:2",
+        f"{dataset}:3",
+        f"{dataset}:{folder_line}",
+    ]
+    assert report["skipped_lines"][-1].endswith(f"{tmp_path}: not a regular file")
     assert len(report["missing_sessions"]) == 1
     assert "no-such-session" in report["missing_sessions"][0]
     assert report["sessions"] == len(rows)

@@ -40,6 +40,8 @@ def _case(path: Path, line_no: int, raw: str) -> LabelledCase:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}:{line_no}: not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise DatasetError(f"{path}:{line_no}: nested too deeply") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("raw_text"), str):
         raise DatasetError(f"{path}:{line_no}: needs a string raw_text")
     label = obj.get("label")
@@ -65,7 +67,8 @@ def _case(path: Path, line_no: int, raw: str) -> LabelledCase:
 
 
 def read_dataset(path: Path, errors: list[str]) -> Iterator[LabelledCase]:
-    with path.open(encoding="utf-8") as fh:
+    # an editor may write a byte order mark first: it is no part of the first line
+    with path.open(encoding="utf-8-sig") as fh:
         for line_no, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue

@@ -94,6 +94,8 @@ def _labelled(dataset: Path, line_no: int, raw: str) -> LabelledSession:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise TriageDatasetError(f"{where}: not JSON: {exc.msg}") from None
+    except RecursionError:
+        raise TriageDatasetError(f"{where}: nested too deeply") from None
     if not isinstance(obj, dict) or obj.get("format") not in FORMATS:
         raise TriageDatasetError(f"{where}: format must be one of {', '.join(FORMATS)}")
     key = obj.get("session_start") if obj["format"] == "aider" else obj.get("session_id")
@@ -116,7 +118,8 @@ def _labelled(dataset: Path, line_no: int, raw: str) -> LabelledSession:
 
 
 def read_triage_dataset(dataset: Path, skipped: list[str]) -> Iterator[LabelledSession]:
-    with dataset.open(encoding="utf-8") as fh:
+    # an editor may write a byte order mark first: it is no part of the first line
+    with dataset.open(encoding="utf-8-sig") as fh:
         for line_no, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
@@ -162,14 +165,19 @@ def evaluate_triage(
     # session with that key: a label without `session_line`)
     digests: dict[tuple[Path, str], dict[tuple[str, int | None], dict[str, Any]]] = {}
     jobs: list[tuple[LabelledSession, dict[str, Any]]] = []
+    unreadable: set[tuple[Path, str]] = set()  # told once, on the first line naming it
     for session in labelled:
         per_file = (session.source, session.format)
+        if per_file in unreadable:
+            continue
         if per_file not in digests:
             try:
                 built = list(read_digests(session.source, session.format))
             except OSError as exc:
-                report.skipped_lines.append(f"{session.where}: {session.source}: {exc.strerror}")
-                built = []
+                why = exc.strerror or str(exc) or exc.__class__.__name__  # "not a regular file"
+                report.skipped_lines.append(f"{session.where}: {session.source}: {why}")
+                unreadable.add(per_file)
+                continue
             by_key: dict[tuple[str, int | None], dict[str, Any]] = {}
             for key, payload, line in built:
                 by_key[(key, line)] = payload
