@@ -541,10 +541,17 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the co
 def _run_import(
     app: AppContext, importer_cls: type, paths: list[Path], label: str, as_json: bool
 ) -> None:
+    from yzos_jobs.importers.base import check_import_path
     from yzos_jobs.importers.records import ImportPathError
     from yzos_jobs.logging import logs_as_json
     from yzos_jobs.progress import counters_text, progress_bar
 
+    try:
+        for path in paths:  # before the database is opened, which makes a SQLite file
+            check_import_path(path)
+    except ImportPathError as exc:
+        _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
+        return
     ctx = _job_context(app)
     files = [p for p in paths if p.is_file()]
     with progress_bar(label, enabled=not logs_as_json()) as bar:
@@ -758,7 +765,16 @@ def entities_cmd(
         lines = review_reports.entities_report(
             session, kind=kind, status=status, project=project, search=search, limit=limit
         )
+        total = len(lines)
+        if total == limit:  # perhaps more: the list must not pass for all there is
+            total = review_reports.entities_matching(
+                session, kind=kind, status=status, project=project, search=search
+            )
     _print_report(lines, as_json, review_render.render_entities)
+    if total > len(lines):
+        # beside the JSON list rather than in it, which stays the entities alone
+        note = f"{len(lines)} of {total} shown, most recently seen first; --limit shows more"
+        click.echo(note, err=as_json)
 
 
 @cli.command("show")

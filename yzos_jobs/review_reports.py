@@ -67,14 +67,35 @@ def entities_report(
     search: str | None,
     limit: int,
 ) -> list[dict[str, Any]]:
-    ids = project_ids(session, project) if project is not None else None
-    # A text that is all quotes or spaces has an empty key form, which every name contains: it
-    # is looked for as typed (case folded), as a quote inside a name ("O'Brien") is kept.
-    key = (normalize_name(search) or search.casefold()) if search else None
+    ids, key = _filters(session, project, search)
     lines = catalog.list_entities(
         session, kind=kind, status=status, project_ids=ids, search=key, limit=limit
     )
     return [entity_line(line) for line in lines]
+
+
+def entities_matching(
+    session: Session,
+    *,
+    kind: str | None,
+    status: str | None,
+    project: str | None,
+    search: str | None,
+) -> int:
+    """How many entities `entities_report` would list with no limit."""
+    ids, key = _filters(session, project, search)
+    return catalog.count_entities(session, kind=kind, status=status, project_ids=ids, search=key)
+
+
+def _filters(
+    session: Session, project: str | None, search: str | None
+) -> tuple[list[int] | None, str | None]:
+    """(the project entities `project` names, the key form `search` is looked for in)."""
+    ids = project_ids(session, project) if project is not None else None
+    # A text that is all quotes or spaces has an empty key form, which every name contains: it
+    # is looked for as typed (case folded), as a quote inside a name ("O'Brien") is kept.
+    key = (normalize_name(search) or search.casefold()) if search else None
+    return ids, key
 
 
 def decision_dict(d: DecisionView) -> dict[str, Any]:

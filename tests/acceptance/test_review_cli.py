@@ -83,7 +83,15 @@ def test_entities_lists_filters_and_prints_json(filled: str) -> None:
         run_cli("entities", "--project", "yzos-core", "--json", db_url=filled).stdout
     )
     assert [e["name"] for e in of_project] == ["Fix lease renewal"]
-    assert len(json.loads(run_cli("entities", "--limit", "2", "--json", db_url=filled).stdout)) == 2
+    limited = run_cli("entities", "--limit", "2", "--json", db_url=filled)
+    assert len(json.loads(limited.stdout)) == 2
+    # a list cut short says so, beside the JSON (stderr) or under the table
+    total = len(listed)  # every entity, the archived one too
+    assert total == 6 and f"2 of {total} shown" in limited.stderr
+    table = run_cli("entities", "--limit", "2", db_url=filled)
+    assert table.stdout.rstrip().splitlines()[-1].startswith(f"2 of {total} shown")
+    whole = run_cli("entities", "--limit", str(total), db_url=filled)
+    assert "shown" not in whole.stdout + whole.stderr
 
 
 def test_show_prints_the_entity_its_sightings_tasks_and_decisions(filled: str) -> None:

@@ -84,6 +84,29 @@ def list_entities(
 ) -> list[EntityLine]:
     """The most recently seen entities that pass the filters; `search` is a substring of the
     name's key form (case- and width-insensitive)."""
+    condition = _entity_filter(kind, status, project_ids, search)
+    return _newest_lines(session, condition, limit)
+
+
+def count_entities(
+    session: Session,
+    *,
+    kind: str | None = None,
+    status: str | None = None,
+    project_ids: Sequence[int] | None = None,
+    search: str | None = None,
+) -> int:
+    """How many entities pass the filters of `list_entities`."""
+    condition = _entity_filter(kind, status, project_ids, search)
+    return session.scalar(select(func.count()).select_from(E).where(condition)) or 0
+
+
+def _entity_filter(
+    kind: str | None,
+    status: str | None,
+    project_ids: Sequence[int] | None,
+    search: str | None,
+) -> ColumnElement[bool]:
     conditions: list[ColumnElement[bool]] = []
     if kind is not None:
         conditions.append(E.kind == kind)
@@ -93,7 +116,7 @@ def list_entities(
         conditions.append(E.project_id.in_(list(project_ids)))
     if search:
         conditions.append(E.normalized_name.like(f"%{_escape_like(search)}%", escape="\\"))
-    return _newest_lines(session, and_(True, *conditions), limit)
+    return and_(True, *conditions)
 
 
 def export_entities(session: Session, *, include_archived: bool) -> Iterator[EntityLine]:
