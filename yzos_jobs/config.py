@@ -338,7 +338,8 @@ def _read_toml(path: Path) -> dict[str, object]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read config file: {exc.strerror}") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        # Notepad and other editors write a byte order mark first: it is no part of the TOML
+        return tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}: not UTF-8 text (byte {exc.start}); is it a binary file?"

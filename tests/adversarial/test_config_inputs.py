@@ -3,6 +3,7 @@ an in-memory database. Each is one line naming what is wrong, exit 2, and nothin
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -130,3 +131,15 @@ def test_in_memory_database_in_the_config_file_names_the_file(tmp_path: Path) ->
     cfg.write_text('[database]\nurl = "sqlite:///:memory:"\n')
     result = run_cli("--config", str(cfg), "once", "entity_promote", cwd=tmp_path)
     assert_one_line_error(result, EXIT_USAGE, str(cfg), "'database.url'", "in-memory")
+
+
+def test_a_config_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    # Notepad writes one first
+    path = tmp_path / "marked.toml"
+    path.write_bytes(b"\xef\xbb\xbf[jobs.entity_promote]\ninterval_s = 77\n")
+    result = run_cli("--config", str(path), "config", "--json", cwd=tmp_path, timeout=TIMEOUT_S)
+    assert result.returncode == 0, result.stderr
+    [setting] = [
+        s for s in json.loads(result.stdout) if s["key"] == "jobs.entity_promote.interval_s"
+    ]
+    assert (setting["value"], setting["origin"]) == (77, f"file {path}")

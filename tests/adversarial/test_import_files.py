@@ -173,11 +173,15 @@ def test_importer_walking_a_directory_reports_fifo_and_device_and_imports_the_re
 
 def test_importer_named_a_fifo_or_a_device_says_so_in_one_line(tmp_path: Path) -> None:
     fifo, zero = _fifo_and_device(tmp_path, ".jsonl")
-    for path in (fifo, zero):
+    missing = tmp_path / "gone.jsonl"
+    refused = [(fifo, "not a regular file"), (zero, "not a regular file")]
+    for path, why in [*refused, (missing, "no such file or directory")]:
         result = run_cli("import", "jsonl", str(path), cwd=tmp_path, timeout=60)
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert result.returncode == 1 and "Traceback" not in result.stderr
-        assert lines == [f"yzos-jobs: error: {path}: not a regular file"]
+        assert lines == [f"yzos-jobs: error: {path}: {why}"]
+        # refused before the database is opened: no empty SQLite file is left behind
+        assert not (tmp_path / "yzos.db").exists()
 
 
 # --- 17. unreadable files and directories ---------------------------------------------------
@@ -299,6 +303,9 @@ def test_apps_scan_malformed_or_truncated_files_are_one_line_each_and_the_rest_s
     bad_desktop = apps / "share" / "applications" / "broken.desktop"
     no_group = apps / "share" / "applications" / "nogroup.desktop"
     no_group.write_text("[Something Else]\nName=Nope\n")
+    # a byte order mark first, as some editors write: an entry like any other
+    marked = apps / "share" / "applications" / "marked.desktop"
+    marked.write_bytes(b"\xef\xbb\xbf[Desktop Entry]\nType=Application\nName=Marked\n")
     result = run_cli("apps", "scan", str(apps), db_url=db_url, cwd=tmp_path, timeout=60)
     assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
     skipped = [line for line in result.stderr.splitlines() if line.startswith("skipped ")]
@@ -313,6 +320,7 @@ def test_apps_scan_malformed_or_truncated_files_are_one_line_each_and_the_rest_s
         "com.microsoft.VSCode",
         "org.gnome.Nautilus",
         "com.example.nulbyte",
+        "marked",
     }
 
 

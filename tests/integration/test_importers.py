@@ -194,13 +194,14 @@ def test_jsonl_appended_file_is_read_on_from_where_it_stopped(db_url: str, tmp_p
     path.write_text("".join(line.format(i=i) for i in range(3)) + '{"record_id": "partial"')
     ctx = make_ctx(db_url)
     first = JsonlImporter(ctx).import_paths([path])
-    assert first.records == 3  # the unfinished last line waits
+    assert first.records == 3  # the unfinished last line waits, and the summary says so
+    assert first.notes == [f"{path}: its last line has no newline yet; it is read once it ends"]
     with path.open("a") as fh:
         fh.write(', "session_id": "s", "type": "candidate", "raw_text": "Item P", ')
         fh.write('"suggested_kind": "task"}\n')
         fh.write(line.format(i=3))
     second = JsonlImporter(ctx).import_paths([path])
-    assert second.records == 2 and second.skipped == 0
+    assert second.records == 2 and second.skipped == 0 and second.notes == []
     assert sorted(c.raw_text for c in candidates(ctx)) == [
         "Item 0",
         "Item 1",

@@ -70,6 +70,15 @@ PARSE_ERRORS = (
 )
 
 
+def check_import_path(path: Path) -> None:
+    """Raise `ImportPathError` unless `path` is a directory to search or a regular file."""
+    if path.is_dir() or path.is_file():
+        return
+    if path.exists():
+        raise ImportPathError(f"{path}: not a regular file")
+    raise ImportPathError(f"{path}: no such file or directory")
+
+
 @dataclass(frozen=True)
 class OpenedFile:
     """A file about to be read: its mark now (offset = its size), the mark stored by the last
@@ -221,14 +230,11 @@ class FileImporter:
         error for the whole command; what cannot be read below a directory is one line each."""
         files: list[Path] = []
         for p in paths:
+            check_import_path(p)
             if p.is_dir():
                 files.extend(find_regular_files(p, self.PATTERN, self._unreadable))
-            elif p.is_file():
-                files.append(p.resolve())
-            elif p.exists():
-                raise ImportPathError(f"{p}: not a regular file")
             else:
-                raise ImportPathError(f"{p}: no such file or directory")
+                files.append(p.resolve())
         return files
 
     def _unreadable(self, path: Path, exc: OSError) -> None:

@@ -201,6 +201,10 @@ class JsonlImporter(FileImporter):
                 if self.ctx.stop.is_set():
                     return  # asked to stop: the file is read on from this batch's end next time
         self._flush(opened, batch, end)
+        if end < opened.now.size:
+            # a last line with no newline: its writer may be at it still, so it waits; said,
+            # for whoever imports the file by hand and wonders where that record went
+            self.stats.note(f"{path}: its last line has no newline yet; it is read once it ends")
 
     def _flush(self, opened: OpenedFile, batch: list[Unit[Item]], end: int) -> None:
         written = self.commit(opened, batch, end, self._write)

@@ -73,7 +73,8 @@ def read_desktop_entry(path: Path) -> AppRecord | None:
     parser = configparser.RawConfigParser(interpolation=None, strict=False)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     try:
-        parser.read_string(_read(path).decode("utf-8", errors="replace"))
+        # a byte order mark first (some editors write one) is no part of the first line
+        parser.read_string(_read(path).decode("utf-8-sig", errors="replace"))
     except configparser.Error as exc:
         detail = str(exc).splitlines()[0][:120]
         raise AppFileError(path, f"not a valid .desktop file ({detail})") from None
