@@ -7,6 +7,7 @@ The key form of a name (uniqueness) and its display form are different functions
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -84,6 +85,29 @@ def display_name(name: str | None) -> str | None:
     return cleaned if has_visible_character(cleaned) else None
 
 
+# A word of a name: a run of letters or digits (`ehrql_llm` is two), or one character of a script
+# written without spaces (Han, kana, Hangul), each a word of its own.
+_SPACELESS = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
+_NAME_WORD = re.compile(rf"[{_SPACELESS}]|[^\W_{_SPACELESS}]+")
+
+
+def name_words(name: str) -> set[str]:
+    """The words of a name in key form (NFKC, case-folded)."""
+    return set(_NAME_WORD.findall(unicodedata.normalize("NFKC", name).casefold()))
+
+
+def names_the_same(model_name: str, raw_text: str) -> bool:
+    """Whether a model's `display_name` for a candidate is a form of the candidate's own name
+    ("YZOS Core" for `yzos-core`, "Alice Chen" for `alice`, a request's title cut from it): at
+    least half its words are words of the candidate. A name for something else ("assistant" for
+    the repository `tellmepedia`, as a small model answers) is not taken: a name is what the
+    structure saw, which the model may tidy, never replace."""
+    words = name_words(model_name)
+    if not words:
+        return False
+    return 2 * len(words & name_words(raw_text)) >= len(words)
+
+
 def meaningful_summary(text: str | None) -> str | None:
     """The summary worth keeping of a text (structural check), whitespace collapsed and cut."""
     if not noise_filter.is_meaningful_summary(text):
@@ -137,6 +161,8 @@ def decide(
         if v.is_real_entity and is_entity_kind(v.kind):
             assert v.kind is not None
             name = v.display_name if has_visible_character(v.display_name) else None
+            if name is not None and not names_the_same(name, candidate.raw_text):
+                name = None  # the model's name for something else: the candidate keeps its own
             name = name or display_name(candidate.raw_text) or candidate.raw_text
             return Promote(
                 kind=v.kind,
