@@ -91,21 +91,30 @@ _SPACELESS = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 _NAME_WORD = re.compile(rf"[{_SPACELESS}]|[^\W_{_SPACELESS}]+")
 
 
-def name_words(name: str) -> set[str]:
-    """The words of a name in key form (NFKC, case-folded)."""
-    return set(_NAME_WORD.findall(unicodedata.normalize("NFKC", name).casefold()))
+def name_words(name: str) -> list[str]:
+    """The words of a name in key form (NFKC, case-folded), in order."""
+    return _NAME_WORD.findall(unicodedata.normalize("NFKC", name).casefold())
 
 
 def names_the_same(model_name: str, raw_text: str) -> bool:
-    """Whether a model's `display_name` for a candidate is a form of the candidate's own name
-    ("YZOS Core" for `yzos-core`, "Alice Chen" for `alice`, a request's title cut from it): at
-    least half its words are words of the candidate. A name for something else ("assistant" for
-    the repository `tellmepedia`, as a small model answers) is not taken: a name is what the
-    structure saw, which the model may tidy, never replace."""
-    words = name_words(model_name)
+    """Whether a model's `display_name` for a candidate is a form of the candidate's own name:
+    at least half its words are words of the candidate ("YZOS Core" for `yzos-core`, "Alice
+    Chen" for `alice`, a request's title cut from it), the two are the same letters spaced
+    otherwise ("VS Code" for `vscode`), or the candidate is its initials ("Y Combinator" for
+    `YC`). A name for something else ("assistant" for the repository `tellmepedia`, as a small
+    model answers) is not taken: a name is what the structure saw, which the model may tidy,
+    never replace."""
+    words, raw = name_words(model_name), name_words(raw_text)
     if not words:
         return False
-    return 2 * len(words & name_words(raw_text)) >= len(words)
+    if 2 * len(set(words) & set(raw)) >= len(set(words)):
+        return True
+    joined, raw_joined = "".join(words), "".join(raw)
+    shorter, longer = sorted((joined, raw_joined), key=len)
+    if len(shorter) >= 3 and shorter in longer:  # not two letters found anywhere
+        return True
+    initials = "".join(w[0] for w in words)
+    return len(initials) > 1 and initials == raw_joined
 
 
 def meaningful_summary(text: str | None) -> str | None:
