@@ -299,3 +299,25 @@ def test_a_git_command_aider_printed_places_a_moved_history(tmp_path: Path) -> N
     # a path that is no file aider named from the root places nothing
     other = created.replace("infra-live/terraform.tfvars", "infra-live/other.tfvars")
     assert _one_project(tmp_path / "c", other) == str(tmp_path / "c" / "moved")
+    # nor does a line before the question that is no file's name
+    tokens = created.replace("> terraform.tfvars\n", "> Tokens: 4.1k sent, 224 received.\n")
+    tokens = tokens.replace("/terraform.tfvars", "/Tokens: 4.1k sent, 224 received.")
+    assert _one_project(tmp_path / "d", tokens) == str(tmp_path / "d" / "moved")
+
+
+def test_the_files_of_a_failed_commit_are_read_whatever_its_message_holds(tmp_path: Path) -> None:
+    # several files in a folder with a space; ` -- ` in the message; the files on the message's
+    # last line (a trailer after it)
+    edited = "> Applied edit to app/a.py\n> Applied edit to app/b.py\n"
+    root = "/Users/me/My Code/proj"
+    several = f"cmdline: git commit -m fix it --no-verify -- {root}/app/a.py {root}/app/b.py"
+    dashes = (
+        f"cmdline: git commit -m docs: see -- /home/me/other/a.py --no-verify -- {root}/app/a.py"
+    )
+    trailer = (
+        "cmdline: git commit -m fix it\n>  \n"
+        f"> Co-authored-by: aider <aider@aider.chat> --no-verify -- {root}/app/b.py"
+    )
+    for n, command in enumerate((several, dashes, trailer)):
+        body = f"#### fix it\n\n{edited}> Unable to commit: Cmd('git') failed\n> {command}\n\n"
+        assert _one_project(tmp_path / str(n), body) == root, command

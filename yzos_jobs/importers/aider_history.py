@@ -123,14 +123,22 @@ MISSING_FROM_MAP = re.compile(r"^Repo-map can't include (.+?)(?:, it no longer e
 GIT_PATH = re.compile(r"(?<!\S)((?:[A-Za-z]:)?[\\/][^\s:*?\"<>|]*?)[\\/]\.git(?=[\\/:\s]|$)")
 ERROR_HINT = re.compile(r"\", line \d|\.\w{1,8}:\d")  # cheaply: a text that may hold one
 READ_ONLY = re.compile(r"^Added (.+?) to read-only files\.?$")
-# A git command of aider's that failed, as it prints it: `cmdline: git add /abs/app/.env` (a file
-# it made that .gitignore leaves out), `cmdline: git commit -m … --no-verify -- /abs/app/a.py`.
-# The paths are of files aider added or edited, given absolute.
 # aider asking to create a file a reply named, by its name from the repository's root: the name on
 # the line before `Create new file?`, or in `Allow creation of new file src/app.py? y` (older).
 CREATE_ASKED = re.compile(r"^Create new file\?")
 CREATE_NAMED = re.compile(r"^Allow creation of new file (.+?)\?(?: \S*)?$")
-GIT_CMDLINE = re.compile(r"^cmdline: git (?:add (?!-)|commit .*? -- )(.+)$")
+# What a file's name looks like on a line of its own: no `word: ` (`Tokens: 4.1k sent…`), no
+# sentence's end.
+FILE_NAME_LINE = re.compile(r"^(?!.*:\s)[^\s\\/:*?\"<>|][^*?\"<>|]{0,254}(?<![.?!\s])$")
+# A git command of aider's that failed, as it prints it: `cmdline: git add /abs/app/.env` (a file
+# it made that .gitignore leaves out), `cmdline: git commit -m … --no-verify -- /abs/app/a.py`
+# (the last ` -- `: a message may hold one). The paths are of files aider added or edited,
+# given absolute. A message of several lines puts them on its last line (after a trailer).
+GIT_CMDLINE = re.compile(r"^cmdline: git (?:add (?!-)|commit .* -- )(.+)$")
+GIT_COMMIT_CMDLINE = re.compile(r"^cmdline: git commit ")
+GIT_COMMIT_PATHS = re.compile(r"(?:^|\s)--no-verify -- (.+)$")
+# Where one absolute path of several on a line starts (a space inside a path goes on with it).
+NEXT_PATH = re.compile(r"\s+(?=[A-Za-z]:[\\/]|/|\\\\)")
 
 # `/run cd <directory> …` (or `/!`; `cd /d` on Windows): the directory a shell command ran in.
 RUN_CD = re.compile(
@@ -171,7 +179,9 @@ class AiderSession:
     _previous: str = ""  # what the last non-blank line was: "user", "tool" or "assistant"
     _tool_before: bool = False  # the previous line was aider's output (a continuation follows)
     _last_tool: str = ""  # kind of aider's last output line: "snapshot", "added", other
-    _last_tool_text: str = ""  # and its text
+    _last_tool_text: str = ""  # and its text and line
+    _last_tool_line: int = 0
+    _commit_paths_to_come: bool = False  # a failed `git commit` whose paths are on a later line
     _last_request: str | None = None
     _ask_mode: bool = False  # requests are sent in ask mode (`/ask`, `/chat-mode ask`)
     _files: set[str] = field(default_factory=set)
@@ -242,6 +252,16 @@ class AiderSession:
                 self._reply = collapse(text, 200)
             self._previous = "assistant"
 
+    def _name_line(self, line: int) -> str:
+        """aider's output line right before `line` where it is a file's name, else ""."""
+        if self._last_tool_line != line - 1 or not FILE_NAME_LINE.match(self._last_tool_text):
+            return ""
+        return self._last_tool_text
+
+    def _keep_printed(self, paths: list[str]) -> None:
+        printed = self.repository.printed_paths
+        printed.extend(paths[: max(0, MAX_PATHS - len(printed))])
+
     def _tool_text(self, text: str) -> str | None:
         if text.startswith("> ") or text.rstrip() == ">":
             return text[2:].strip()
@@ -289,11 +309,16 @@ class AiderSession:
             r.root_names.append(m.group(1).strip())
         elif (m := FILE_ERROR.match(text)) and len(r.printed_paths) < MAX_PATHS:
             r.printed_paths.append(m.group(1))
-        elif name := created_name(text, self._last_tool_text):
+        elif name := created_name(text, self._name_line(line)):
             if not repo.is_absolute(name) and len(r.root_names) < MAX_PATHS:
                 r.root_names.append(name)
-        elif (m := GIT_CMDLINE.match(text)) and len(r.printed_paths) < MAX_PATHS:
-            r.printed_paths.extend(git_paths(m.group(1)))
+        elif m := GIT_CMDLINE.match(text):
+            self._keep_printed(git_paths(m.group(1)))
+        elif GIT_COMMIT_CMDLINE.match(text):
+            self._commit_paths_to_come = True  # a message of several lines: on its last
+        elif self._commit_paths_to_come and (m := GIT_COMMIT_PATHS.search(text)):
+            self._keep_printed(git_paths(m.group(1)))
+            self._commit_paths_to_come = False
         elif (m := MISSING_FROM_MAP.match(text)) and len(r.inside_paths) < MAX_PATHS:
             if repo.is_absolute(path := m.group(1).strip()):
                 r.inside_paths.append(path)
@@ -316,7 +341,7 @@ class AiderSession:
         found = None if r.git_path or text.startswith("Git repo:") else GIT_PATH.search(text)
         if found:
             r.git_path = found.group(1)
-        self._last_tool, self._last_tool_text = kind, text
+        self._last_tool, self._last_tool_text, self._last_tool_line = kind, text, line
 
     def _touched(self, line: int, at: int, path: str, edited: bool) -> None:
         """Every edit (the work items need each), a file added to the chat once."""
@@ -400,13 +425,9 @@ def created_name(text: str, before: str) -> str | None:
 
 
 def git_paths(paths: str) -> list[str]:
-    """The absolute paths of a git command line aider printed: one path per word where each
-    word is one, else the whole text is one path with spaces in it (`C:\\Users\\Mi
-    Notebook\\app\\a.py`)."""
-    words = paths.split()
-    if all(repo.is_absolute(word) for word in words):
-        return words
-    return [paths.strip()] if repo.is_absolute(paths.strip()) else []
+    """The absolute paths of a git command line aider printed, spaces inside them kept
+    (`C:\\Users\\Mi Notebook\\app\\a.py C:\\Users\\Mi Notebook\\app\\b.py` is two)."""
+    return [p for p in NEXT_PATH.split(paths.strip()) if repo.is_absolute(p)]
 
 
 def texts_first(text: str) -> str:
