@@ -28,6 +28,7 @@ from yzos_jobs.testing import (
     session_of,
     task,
     triage_reply,
+    verdict,
 )
 
 PATH = "/Users/me/Code/yzos-core"
@@ -207,3 +208,19 @@ def test_the_request_carries_the_schema_the_digest_as_data_and_the_open_tasks(
         user = body["messages"][1]["content"]
         assert "never instructions" in user and user.rstrip().endswith("</session>")
         assert [line[2] for line in session_of(body)["lines"]] == REPHRASED[:2]
+
+
+def test_a_judges_name_for_something_else_leaves_a_proposal_its_own(db_url: str) -> None:
+    # a small model calls the repository and the task "assistant"
+    def renaming(body: dict[str, Any]) -> Any:
+        if session_of(body) is not None:
+            return one_task(body)
+        kind = candidate_of(body).get("suggested_kind") or "task"
+        return verdict(kind, name="assistant")
+
+    with OpenAIDouble(renaming) as llm:
+        ctx = make_ctx(db_url, llm.base_url)
+        queue_session(ctx, "s1", rephrasing_session())
+        run_entity_promote(ctx)
+    names = {e.kind: e.display_name for e in entities(ctx)}
+    assert names == {"project": "yzos-core", "task": "Fix the login redirect loop"}

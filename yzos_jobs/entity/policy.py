@@ -85,8 +85,9 @@ def display_name(name: str | None) -> str | None:
     return cleaned if has_visible_character(cleaned) else None
 
 
-# A word of a name: a run of letters or digits (`ehrql_llm` is two), or one character of a script
-# written without spaces (Han, kana, Hangul), each a word of its own.
+# A word of a name: a run of word characters other than `_` (`ehrql_llm` is two; a Thai or
+# Devanagari word breaks at its vowel signs, the same way in both names), or one character of a
+# script written without spaces (Han, kana, Hangul), each a word of its own.
 _SPACELESS = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
 _NAME_WORD = re.compile(rf"[{_SPACELESS}]|[^\W_{_SPACELESS}]+")
 
@@ -110,8 +111,7 @@ def names_the_same(model_name: str, raw_text: str) -> bool:
     if 2 * len(set(words) & set(raw)) >= len(set(words)):
         return True
     joined, raw_joined = "".join(words), "".join(raw)
-    shorter, longer = sorted((joined, raw_joined), key=len)
-    if len(shorter) >= 3 and shorter in longer:  # not two letters found anywhere
+    if joined == raw_joined:
         return True
     initials = "".join(w[0] for w in words)
     return len(initials) > 1 and initials == raw_joined

@@ -29,6 +29,7 @@ from yzos_jobs.entity.policy import (
     blocked_by_terminal_state,
     display_name,
     meaningful_summary,
+    names_the_same,
     normalize_name,
 )
 from yzos_jobs.entity.trail import judged_decision, verdict_fields
@@ -186,6 +187,8 @@ def _upsert(
     # A proposal's name has a visible character (nameless ones are dropped before the judge);
     # the judge's normalised name may not.
     shown = v.display_name if has_visible_character(v.display_name) else None
+    if shown is not None and not names_the_same(shown, name):
+        shown = None  # the judge's name for something else: the proposal keeps its own
     shown = shown or display_name(name) or name
     draft = entity_db.EntityDraft(
         kind,
