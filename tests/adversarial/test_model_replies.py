@@ -236,3 +236,40 @@ def test_log_lines_mask_url_credentials() -> None:
     logged = stream.getvalue()
     assert "http://***@h/v1" in logged and logged.count("***@h") == 2
     assert KEY not in logged
+
+
+def test_an_api_key_written_back_escaped_is_masked_in_what_the_model_wrote() -> None:
+    """The key is looked for in the texts as decoded, however the server's JSON escaped them,
+    and nowhere else: the reply's envelope is read as sent."""
+    key = "sk-escaped-secret-0042-abcdef"
+    content = json.dumps(verdict("noise", reason=f"Bearer {key}"))
+    envelope = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "double-7b",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    escaped = json.dumps(envelope).replace(key, key.replace("-", "\\u002d"))
+    assert key not in escaped
+    with OpenAIDouble(lambda b: Body(escaped)) as llm:
+        result = make_classifier(llm.base_url, api_key=key, max_retries=0).classify(ALPHA)
+    assert result.reason == "Bearer ***"
+
+
+def test_a_compressed_reply_is_llm_failed_before_it_is_inflated() -> None:
+    """The size bound counts the bytes read: a server that compresses all the same (65 KB can
+    inflate to 64 MB) is not read. The request asked for the reply as it is."""
+    content = json.dumps(verdict("noise", reason="spam " * 200))
+    envelope = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+    with OpenAIDouble(lambda b: Body(json.dumps(envelope), gzip=True)) as llm:
+        classifier = make_classifier(llm.base_url, max_retries=2)
+        with pytest.raises(LlmFailed, match=r"reply compressed \(gzip\)"):
+            classifier.classify(ALPHA)
+        asked = llm.headers[-1].get("accept-encoding")
+    assert llm.calls == 1 and asked == "identity"

@@ -9,6 +9,7 @@ the URL's credentials are masked in every message.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,7 +90,7 @@ def chat(
     output constraint and token limit are the verdict's unless given."""
     import openai
 
-    from yzos_jobs.inference.deadline import ReplyTooLarge
+    from yzos_jobs.inference.deadline import ReplyUnread
 
     where = mask_url_credentials(profile.base_url)
     try:
@@ -114,30 +115,33 @@ def chat(
         raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
     except openai.APIStatusError as exc:
         raise LlmFailed(f"HTTP {exc.status_code} from {where}") from None
-    except ReplyTooLarge as exc:
+    except ReplyUnread as exc:  # too large, or compressed
         raise LlmFailed(f"{exc} from {where}") from None
     except openai.OpenAIError as exc:
         raise LlmFailed(f"{exc.__class__.__name__} from {where}") from None
-    return parse_completion(without_key(body, client.api_key), profile.model, where)
+    return parse_completion(body, profile.model, where, secret=client.api_key)
 
 
 # A key shorter than this is no secret worth the search (a placeholder, a local server's "x").
 _MIN_KEY_CHARS = 8
 
 
-def without_key(body: str, api_key: str | None) -> str:
-    """The reply with the API key masked wherever the server wrote it back (a proxy or a server
-    that echoes the request's headers into the text): what the model writes is shown, logged,
-    stored and cached, and the key must be none of those. A key is letters, digits and
-    punctuation JSON writes as it is, so the body stays the JSON it was."""
-    if not api_key or api_key == _PLACEHOLDER_KEY or len(api_key) < _MIN_KEY_CHARS:
-        return body
-    return body.replace(api_key, "***")
+def _masking(secret: str | None) -> Callable[[str], str]:
+    """What masks the API key wherever a server wrote it back into a reply's text (a proxy or
+    a server that echoes the request's headers): what the model writes is shown, logged, stored
+    and cached, and the key must be none of those. Applied to the decoded strings, however the
+    JSON escaped them."""
+    if not secret or secret == _PLACEHOLDER_KEY or len(secret) < _MIN_KEY_CHARS:
+        return lambda text: text
+    return lambda text: text.replace(secret, "***")
 
 
-def parse_completion(body: str, default_model: str, where: str) -> ChatReply:
+def parse_completion(
+    body: str, default_model: str, where: str, *, secret: str | None = None
+) -> ChatReply:
     """The reply of a Chat Completions body, checked field by field: a server may answer 200
-    with anything at all."""
+    with anything at all. `secret` (the API key) is masked in the texts it holds."""
+    masked = _masking(secret)
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
@@ -153,15 +157,15 @@ def parse_completion(body: str, default_model: str, where: str) -> ChatReply:
         raise LlmFailed(f"reply from {where} has no message")
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal:
-        raise LlmRefused(f"model refused: {clean_model_text(refusal, _REFUSAL_CHARS)}")
+        raise LlmRefused(f"model refused: {clean_model_text(masked(refusal), _REFUSAL_CHARS)}")
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise LlmFailed(f"reply from {where} has a message content that is not text")
     model = data.get("model")
     finish_reason = choice.get("finish_reason")
     return ChatReply(
-        content=content or "",
-        model=model if isinstance(model, str) and model else default_model,
+        content=masked(content or ""),
+        model=masked(model) if isinstance(model, str) and model else default_model,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         tokens=reported_tokens(data.get("usage")),
     )

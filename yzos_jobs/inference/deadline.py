@@ -13,7 +13,9 @@ a request's I/O in the calling thread, and the variable is set only around that 
 The body is bounded in size too (`max_body_bytes`): a reply larger than any the request could
 want (a server gone wrong, a base URL pointing at a file server, a hostile proxy) ends the request
 with `ReplyTooLarge` once that much has been read, instead of being read into memory whole; the
-client does not retry it.
+client does not retry it. The bound counts what is read, so the reply must come as it is: the
+request asks for no compression (`Accept-Encoding: identity`), and a reply compressed all the
+same (a few kilobytes can inflate to gigabytes) ends with `ReplyEncoded`.
 
 A client given its own transport no longer reads HTTP(S)_PROXY itself, so `proxy_for` does: the
 proxy the environment names for the base URL (NO_PROXY respected), reached under the same deadline.
@@ -55,13 +57,20 @@ _ERRORS: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
 )
 
 
-class ReplyTooLarge(OpenAIError):
-    """A response body past the transport's bound. An `OpenAIError`, which the OpenAI client
+class ReplyUnread(OpenAIError):
+    """A response body the transport would not read. An `OpenAIError`, which the OpenAI client
     passes on as it is rather than retrying the request."""
 
+
+class ReplyTooLarge(ReplyUnread):
     def __init__(self, limit: int) -> None:
         super().__init__(f"reply larger than {limit} bytes")
         self.limit = limit
+
+
+class ReplyEncoded(ReplyUnread):
+    def __init__(self, encoding: str) -> None:
+        super().__init__(f"reply compressed ({encoding}) though it was asked for as it is")
 
 
 @contextmanager
@@ -177,6 +186,13 @@ class _DeadlineBody(httpx2.SyncByteStream):
         self._close()
 
 
+def _content_encoding(headers: list[tuple[bytes, bytes]]) -> str:
+    for key, value in headers:
+        if key.lower() == b"content-encoding":
+            return value.decode("latin-1").strip().lower()
+    return ""
+
+
 def proxy_for(url: str) -> str | None:
     """The HTTP(S) proxy the environment names for `url`, if any (NO_PROXY respected)."""
     parts = urllib.parse.urlsplit(url)
@@ -224,6 +240,11 @@ class DeadlineTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         assert isinstance(request.stream, httpx2.SyncByteStream)
         deadline = time.monotonic() + self.total_s
+        headers = request.headers.raw
+        if self.max_body_bytes is not None:
+            # the bound counts the bytes read: they must be the reply's own
+            headers = [(k, v) for k, v in headers if k.lower() != b"accept-encoding"]
+            headers.append((b"Accept-Encoding", b"identity"))
         core_request = httpcore2.Request(
             method=request.method,
             url=httpcore2.URL(
@@ -232,7 +253,7 @@ class DeadlineTransport(httpx2.BaseTransport):
                 port=request.url.port,
                 target=request.url.raw_path,
             ),
-            headers=request.headers.raw,
+            headers=headers,
             content=request.stream,
             extensions=request.extensions,
         )
@@ -240,6 +261,11 @@ class DeadlineTransport(httpx2.BaseTransport):
             response = self._pool.handle_request(core_request)
         stream = response.stream
         assert isinstance(stream, Iterable)
+        if self.max_body_bytes is not None:
+            encoding = _content_encoding(response.headers)
+            if encoding not in ("", "identity"):
+                response.close()
+                raise ReplyEncoded(encoding)
         return httpx2.Response(
             status_code=response.status,
             headers=response.headers,

@@ -15,6 +15,7 @@ URL on stdout, then serves until killed.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import socket
@@ -61,10 +62,12 @@ class Drop:
 
 @dataclass
 class Body:
-    """HTTP 200 with this body as is, instead of a completion (HTML, a JSON array…)."""
+    """HTTP 200 with this body as is, instead of a completion (HTML, a JSON array…); `gzip`:
+    compressed, with `Content-Encoding: gzip`, whatever the request asked for."""
 
     text: str
     content_type: str = "application/json"
+    gzip: bool = False
 
 
 @dataclass
@@ -411,7 +414,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
         elif isinstance(reply, Body):
-            self._send_bytes(200, reply.text.encode(), reply.content_type)
+            data = reply.text.encode()
+            if reply.gzip:
+                data = gzip.compress(data)
+            encoding = {"Content-Encoding": "gzip"} if reply.gzip else None
+            self._send_bytes(200, data, reply.content_type, encoding)
         elif isinstance(reply, Drip):
             self._drip(self._completion(body, json.dumps(verdict("noise"))), reply)
         elif isinstance(reply, Cut):
