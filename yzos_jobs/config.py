@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
@@ -341,9 +342,8 @@ def _read_toml(path: Path) -> dict[str, object]:
         # Notepad and other editors write a byte order mark first: it is no part of the TOML
         return tomllib.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}: not UTF-8 text (byte {exc.start}); is it a binary file?"
-        ) from None
+        at = exc.start + (3 if data.startswith(codecs.BOM_UTF8) else 0)  # counted past the mark
+        raise ConfigError(f"{path}: not UTF-8 text (byte {at}); is it a binary file?") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except ValueError:  # tomllib lets int() refuse a literal of thousands of digits

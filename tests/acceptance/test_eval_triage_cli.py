@@ -132,7 +132,9 @@ def test_failed_calls_and_bad_lines_are_counted_and_the_rest_is_scored(tmp_path:
         f"{dataset}:3",
         f"{dataset}:{folder_line}",
     ]
-    assert report["skipped_lines"][-1].endswith(f"{tmp_path}: not a regular file")
+    assert report["skipped_lines"][-1].endswith(
+        f"{tmp_path}: not a regular file (and 1 more label naming it)"
+    )
     assert len(report["missing_sessions"]) == 1
     assert "no-such-session" in report["missing_sessions"][0]
     assert report["sessions"] == len(rows)

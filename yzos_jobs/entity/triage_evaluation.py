@@ -165,10 +165,14 @@ def evaluate_triage(
     # session with that key: a label without `session_line`)
     digests: dict[tuple[Path, str], dict[tuple[str, int | None], dict[str, Any]]] = {}
     jobs: list[tuple[LabelledSession, dict[str, Any]]] = []
-    unreadable: set[tuple[Path, str]] = set()  # told once, on the first line naming it
+    # a source that cannot be read is told once, on the first line naming it, with how many
+    # other lines name it
+    unreadable: dict[tuple[Path, str], tuple[int, int]] = {}  # (its skipped line, lines more)
     for session in labelled:
         per_file = (session.source, session.format)
         if per_file in unreadable:
+            at, more = unreadable[per_file]
+            unreadable[per_file] = (at, more + 1)
             continue
         if per_file not in digests:
             try:
@@ -176,7 +180,7 @@ def evaluate_triage(
             except OSError as exc:
                 why = exc.strerror or str(exc) or exc.__class__.__name__  # "not a regular file"
                 report.skipped_lines.append(f"{session.where}: {session.source}: {why}")
-                unreadable.add(per_file)
+                unreadable[per_file] = (len(report.skipped_lines) - 1, 0)
                 continue
             by_key: dict[tuple[str, int | None], dict[str, Any]] = {}
             for key, payload, line in built:
@@ -192,6 +196,10 @@ def evaluate_triage(
             report.missing.append(f"{session.where}: no session {session.key} in its source")
         else:
             jobs.append((session, payload))
+    for at, more in unreadable.values():
+        if more:
+            labels = "label" if more == 1 else "labels"
+            report.skipped_lines[at] += f" (and {more} more {labels} naming it)"
     breaker = judge.new_breaker()
 
     def triage(job: tuple[LabelledSession, dict[str, Any]]) -> Any:
