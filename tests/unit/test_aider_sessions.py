@@ -318,6 +318,22 @@ def test_the_files_of_a_failed_commit_are_read_whatever_its_message_holds(tmp_pa
         "cmdline: git commit -m fix it\n>  \n"
         f"> Co-authored-by: aider <aider@aider.chat> --no-verify -- {root}/app/b.py"
     )
-    for n, command in enumerate((several, dashes, trailer)):
+    # with hooks on (`--git-commit-verify`) aider leaves out `--no-verify`; a ` -- ` in the
+    # message's first line is no end of its options
+    verified = trailer.replace(" --no-verify", "")
+    dashed = trailer.replace("fix it\n", "fix: accept -- as end of options\n")
+    for n, command in enumerate((several, dashes, trailer, verified, dashed)):
         body = f"#### fix it\n\n{edited}> Unable to commit: Cmd('git') failed\n> {command}\n\n"
         assert _one_project(tmp_path / str(n), body) == root, command
+
+
+def test_only_the_failed_commands_lines_are_read_for_its_paths(tmp_path: Path) -> None:
+    # a `/commit` fails with no files named; a later reply prints a path after ` -- `
+    body = (
+        "#### fix it\n\n> Applied edit to app/a.py\n"
+        "> Unable to commit: Cmd('git') failed\n> cmdline: git commit -a -m fix it\n"
+        "> stderr: 'hook failed'\n\n"
+        "#### and this\n\n> Applied edit to app/a.py\n"
+        "> Running: tool --no-verify -- /home/other/elsewhere/app/a.py\n\n"
+    )
+    assert _one_project(tmp_path, body) == str(tmp_path / "moved")

@@ -131,12 +131,14 @@ CREATE_NAMED = re.compile(r"^Allow creation of new file (.+?)\?(?: \S*)?$")
 # sentence's end.
 FILE_NAME_LINE = re.compile(r"^(?!.*:\s)[^\s\\/:*?\"<>|][^*?\"<>|]{0,254}(?<![.?!\s])$")
 # A git command of aider's that failed, as it prints it: `cmdline: git add /abs/app/.env` (a file
-# it made that .gitignore leaves out), `cmdline: git commit -m … --no-verify -- /abs/app/a.py`
-# (the last ` -- `: a message may hold one). The paths are of files aider added or edited,
-# given absolute. A message of several lines puts them on its last line (after a trailer).
-GIT_CMDLINE = re.compile(r"^cmdline: git (?:add (?!-)|commit .* -- )(.+)$")
+# it made that .gitignore leaves out), `cmdline: git commit -m … [--no-verify] -- /abs/app/a.py`.
+# The paths are of files aider added or edited, given absolute. A commit's message may run over
+# several lines (a trailer last) and hold a ` -- ` of its own: the paths follow the command's
+# last ` -- `, on the last line before git's `stdout:` or `stderr:`.
+GIT_ADD_CMDLINE = re.compile(r"^cmdline: git add (?!-)(.+)$")
 GIT_COMMIT_CMDLINE = re.compile(r"^cmdline: git commit ")
-GIT_COMMIT_PATHS = re.compile(r"(?:^|\s)--no-verify -- (.+)$")
+AFTER_DASHES = re.compile(r"(?:^|\s)-- (.+)$")  # greedy before it: the line's last ` -- `
+GIT_OUTPUT = re.compile(r"^(?:stdout|stderr): ")
 # Where one absolute path of several on a line starts (a space inside a path goes on with it).
 NEXT_PATH = re.compile(r"\s+(?=[A-Za-z]:[\\/]|/|\\\\)")
 
@@ -181,7 +183,10 @@ class AiderSession:
     _last_tool: str = ""  # kind of aider's last output line: "snapshot", "added", other
     _last_tool_text: str = ""  # and its text and line
     _last_tool_line: int = 0
-    _commit_paths_to_come: bool = False  # a failed `git commit` whose paths are on a later line
+    _line: int = 0  # the line of aider's output being read
+    # The paths of a failed `git commit` aider is printing (None: none is), kept once git's
+    # output follows
+    _commit_paths: list[str] | None = None
     _last_request: str | None = None
     _ask_mode: bool = False  # requests are sent in ask mode (`/ask`, `/chat-mode ask`)
     _files: set[str] = field(default_factory=set)
@@ -252,11 +257,36 @@ class AiderSession:
                 self._reply = collapse(text, 200)
             self._previous = "assistant"
 
-    def _name_line(self, line: int) -> str:
-        """aider's output line right before `line` where it is a file's name, else ""."""
-        if self._last_tool_line != line - 1 or not FILE_NAME_LINE.match(self._last_tool_text):
+    def _name_line(self) -> str:
+        """aider's output line before the one being read, where that is the line right before
+        and a file's name, else ""."""
+        if self._last_tool_line != self._line - 1 or not FILE_NAME_LINE.match(self._last_tool_text):
             return ""
         return self._last_tool_text
+
+    def _follow_git_command(self, text: str) -> bool:
+        """Read `text` as a line of a failed git command aider printed, if it is one."""
+        if m := GIT_ADD_CMDLINE.match(text):
+            self._keep_printed(git_paths(m.group(1)))
+            return True
+        if GIT_COMMIT_CMDLINE.match(text):
+            self._end_git_command()
+            m = AFTER_DASHES.search(text)
+            self._commit_paths = git_paths(m.group(1)) if m else []
+            return True
+        if self._commit_paths is None:
+            return False
+        if GIT_OUTPUT.match(text):
+            self._end_git_command()
+            return False
+        if (m := AFTER_DASHES.search(text)) and (paths := git_paths(m.group(1))):
+            self._commit_paths = paths  # a later line of the message: the last one wins
+        return True
+
+    def _end_git_command(self) -> None:
+        if self._commit_paths:
+            self._keep_printed(self._commit_paths)
+        self._commit_paths = None
 
     def _keep_printed(self, paths: list[str]) -> None:
         printed = self.repository.printed_paths
@@ -270,11 +300,14 @@ class AiderSession:
         return None
 
     def _tool_line(self, line: int, at: int, text: str) -> None:
+        self._line = line
         if not self._identity_done and len(self._printed) < PRINTED_LINES:
             self._printed.add(hash(text))  # the start-up block: it ends the identity bytes
         r = self.repository
         kind = "other"
-        if r.command is None and COMMAND_LINE.search(text):
+        if self._follow_git_command(text):
+            pass  # a line of a failed git command aider printed, read for its paths
+        elif r.command is None and COMMAND_LINE.search(text):
             r.command = text
             self._ask_mode = bool(ASK_FLAG.search(text))
             # files to edit named on the command line by their absolute path, as `/add` would
@@ -309,16 +342,9 @@ class AiderSession:
             r.root_names.append(m.group(1).strip())
         elif (m := FILE_ERROR.match(text)) and len(r.printed_paths) < MAX_PATHS:
             r.printed_paths.append(m.group(1))
-        elif name := created_name(text, self._name_line(line)):
+        elif name := created_name(text, self._name_line):
             if not repo.is_absolute(name) and len(r.root_names) < MAX_PATHS:
                 r.root_names.append(name)
-        elif m := GIT_CMDLINE.match(text):
-            self._keep_printed(git_paths(m.group(1)))
-        elif GIT_COMMIT_CMDLINE.match(text):
-            self._commit_paths_to_come = True  # a message of several lines: on its last
-        elif self._commit_paths_to_come and (m := GIT_COMMIT_PATHS.search(text)):
-            self._keep_printed(git_paths(m.group(1)))
-            self._commit_paths_to_come = False
         elif (m := MISSING_FROM_MAP.match(text)) and len(r.inside_paths) < MAX_PATHS:
             if repo.is_absolute(path := m.group(1).strip()):
                 r.inside_paths.append(path)
@@ -412,14 +438,15 @@ class AiderSession:
 
     def finish(self, end: int, ended_at: datetime | None, closed: bool) -> None:
         self.end_message()
+        self._end_git_command()  # the history ended inside one
         self.end, self.ended_at, self.closed = end, ended_at, closed
 
 
-def created_name(text: str, before: str) -> str | None:
-    """The file aider asks to create in `text` (its line before, `before`, names it in newer
+def created_name(text: str, before: Callable[[], str]) -> str | None:
+    """The file aider asks to create in `text` (its line before, `before()`, names it in newer
     versions), as aider named it."""
     if CREATE_ASKED.match(text):
-        return before.strip() or None
+        return before().strip() or None
     m = CREATE_NAMED.match(text)
     return m.group(1).strip() if m else None
 
