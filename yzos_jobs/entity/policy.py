@@ -85,36 +85,55 @@ def display_name(name: str | None) -> str | None:
     return cleaned if has_visible_character(cleaned) else None
 
 
-# A word of a name: a run of word characters other than `_` (`ehrql_llm` is two; a Thai or
-# Devanagari word breaks at its vowel signs, the same way in both names), or one character of a
-# script written without spaces (Han, kana, Hangul), each a word of its own.
+# A word of a name: a run of letters, or of digits (`alicechen92` is two words, `ehrql_llm` two),
+# or one character of a script written without spaces (Han, kana, Hangul), each a word of its own.
 _SPACELESS = "\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af"
-_NAME_WORD = re.compile(rf"[{_SPACELESS}]|[^\W_{_SPACELESS}]+")
+_NAME_WORD = re.compile(rf"[{_SPACELESS}]|\d+|[^\W\d_{_SPACELESS}]+")
 
 
 def name_words(name: str) -> list[str]:
-    """The words of a name in key form (NFKC, case-folded), in order."""
-    return _NAME_WORD.findall(unicodedata.normalize("NFKC", name).casefold())
+    """The words of a name, in order, compared as a person reads them: case-folded, accents and
+    other marks dropped (`José` is `jose`; a Devanagari or Thai word loses its vowel signs, the
+    same way in both names compared)."""
+    decomposed = unicodedata.normalize("NFKD", name)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _NAME_WORD.findall(unicodedata.normalize("NFKC", bare).casefold())
 
 
 def names_the_same(model_name: str, raw_text: str) -> bool:
     """Whether a model's `display_name` for a candidate is a form of the candidate's own name:
     at least half its words are words of the candidate ("YZOS Core" for `yzos-core`, "Alice
-    Chen" for `alice`, a request's title cut from it), the two are the same letters spaced
-    otherwise ("VS Code" for `vscode`), or the candidate is its initials ("Y Combinator" for
-    `YC`). A name for something else ("assistant" for the repository `tellmepedia`, as a small
-    model answers) is not taken: a name is what the structure saw, which the model may tidy,
-    never replace."""
+    Chen" for `alice.chen@x.com` or `alice`, a request's title cut from it), it spells words of
+    the candidate that follow one another spaced otherwise ("VS Code" for `vscode-insiders`,
+    "Alice Chen" for `alicechen92`), or the candidate is its initials ("Y Combinator" for `YC`).
+    A name for something else ("assistant" for the repository `tellmepedia`, as a small model
+    answers) is not taken: a name is what the structure saw, which the model may tidy, never
+    replace."""
     words, raw = name_words(model_name), name_words(raw_text)
     if not words:
         return False
     if 2 * len(set(words) & set(raw)) >= len(set(words)):
         return True
-    joined, raw_joined = "".join(words), "".join(raw)
-    if joined == raw_joined:
+    joined = "".join(words)
+    if _spells_a_run(joined, raw):
         return True
     initials = "".join(w[0] for w in words)
-    return len(initials) > 1 and initials == raw_joined
+    return len(initials) > 1 and initials == "".join(raw)
+
+
+def _spells_a_run(joined: str, words: list[str]) -> bool:
+    """Whether `joined` is words of `words` that follow one another, written together."""
+    text = "".join(words)
+    bounds, at = {0}, 0
+    for word in words:
+        at += len(word)
+        bounds.add(at)
+    start = text.find(joined)
+    while start >= 0:
+        if start in bounds and start + len(joined) in bounds:
+            return True
+        start = text.find(joined, start + 1)
+    return False
 
 
 def meaningful_summary(text: str | None) -> str | None:
