@@ -255,21 +255,51 @@ def test_an_api_key_written_back_escaped_is_masked_in_what_the_model_wrote() -> 
             }
         ],
     }
-    escaped = json.dumps(envelope).replace(key, key.replace("-", "\\u002d"))
-    assert key not in escaped
-    with OpenAIDouble(lambda b: Body(escaped)) as llm:
-        result = make_classifier(llm.base_url, api_key=key, max_retries=0).classify(ALPHA)
-    assert result.reason == "Bearer ***"
+    # escaped in the reply's JSON, and in the verdict's JSON inside it
+    outer = json.dumps(envelope).replace(key, key.replace("-", "\\u002d"))
+    inner = json.dumps(envelope).replace(key, key.replace("-", "\\\\u002d"))
+    for escaped in (outer, inner):
+        assert key not in escaped
+        with OpenAIDouble(lambda b, e=escaped: Body(e)) as llm:
+            result = make_classifier(llm.base_url, api_key=key, max_retries=0).classify(ALPHA)
+        assert result.reason == "Bearer ***", escaped
 
 
-def test_a_compressed_reply_is_llm_failed_before_it_is_inflated() -> None:
-    """The size bound counts the bytes read: a server that compresses all the same (65 KB can
-    inflate to 64 MB) is not read. The request asked for the reply as it is."""
-    content = json.dumps(verdict("noise", reason="spam " * 200))
-    envelope = {"choices": [{"message": {"role": "assistant", "content": content}}]}
-    with OpenAIDouble(lambda b: Body(json.dumps(envelope), gzip=True)) as llm:
+def _compressed(reason: str) -> str:
+    content = json.dumps(verdict("noise", reason=reason))
+    return json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]})
+
+
+GZIP = ("Content-Encoding", "gzip")
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [(GZIP,), (("Content-Encoding", "identity"), GZIP), (("Content-Encoding", "none, gzip"),)],
+    ids=["gzip", "identity-then-gzip", "none-then-gzip"],
+)
+def test_a_compressed_reply_is_read_within_the_bound_as_decoded(
+    headers: tuple[tuple[str, str], ...],
+) -> None:
+    """Some gateways compress whatever they are asked: such a reply is read, and the size
+    bound counts what it inflates to (65 KB of gzip can inflate to 64 MB), however the header
+    says it."""
+    fine = Body(_compressed("a gateway's reply"), gzip=True, headers=headers)
+    bomb = Body(_compressed(" " * (MAX_REPLY_BYTES + 1)), gzip=True, headers=headers)
+    replies = iter([fine, bomb])
+    with OpenAIDouble(lambda b: next(replies)) as llm:
         classifier = make_classifier(llm.base_url, max_retries=2)
-        with pytest.raises(LlmFailed, match=r"reply compressed \(gzip\)"):
-            classifier.classify(ALPHA)
+        assert classifier.classify(ALPHA).reason == "a gateway's reply"
+        with pytest.raises(LlmFailed, match=f"reply larger than {MAX_REPLY_BYTES} bytes"):
+            classifier.classify(ClassifyInput("Beta", "window_title", "w2", "project"))
         asked = llm.headers[-1].get("accept-encoding")
-    assert llm.calls == 1 and asked == "identity"
+    assert llm.calls == 2 and asked == "identity"
+
+
+def test_a_reply_in_a_coding_that_cannot_be_read_bounded_is_llm_failed() -> None:
+    body = Body(_compressed("brotli"), headers=(("Content-Encoding", "br"),))
+    with OpenAIDouble(lambda b: body) as llm:
+        classifier = make_classifier(llm.base_url, max_retries=2)
+        with pytest.raises(LlmFailed, match=r"cannot be read bounded \(br\)"):
+            classifier.classify(ALPHA)
+    assert llm.calls == 1

@@ -90,7 +90,7 @@ def chat(
     output constraint and token limit are the verdict's unless given."""
     import openai
 
-    from yzos_jobs.inference.deadline import ReplyUnread
+    from yzos_jobs.inference.bounded_body import ReplyUnread
 
     where = mask_url_credentials(profile.base_url)
     try:
@@ -130,10 +130,34 @@ def _masking(secret: str | None) -> Callable[[str], str]:
     """What masks the API key wherever a server wrote it back into a reply's text (a proxy or
     a server that echoes the request's headers): what the model writes is shown, logged, stored
     and cached, and the key must be none of those. Applied to the decoded strings, however the
-    JSON escaped them."""
+    JSON escaped them, the reply's and those of the JSON the model wrote (a verdict, a triage)."""
     if not secret or secret == _PLACEHOLDER_KEY or len(secret) < _MIN_KEY_CHARS:
         return lambda text: text
-    return lambda text: text.replace(secret, "***")
+    return lambda text: _without(text.replace(secret, "***"), secret)
+
+
+def _without(text: str, secret: str) -> str:
+    """`text` with the key masked in the strings of the JSON it holds, where escapes hid it."""
+    if not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text  # no JSON: the replace above is all there is to do
+    masked, changed = _masked_strings(data, secret)
+    return json.dumps(masked, ensure_ascii=False) if changed else text
+
+
+def _masked_strings(value: Any, secret: str) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        return (value.replace(secret, "***"), True) if secret in value else (value, False)
+    if isinstance(value, list):
+        items = [_masked_strings(v, secret) for v in value]
+        return [v for v, _ in items], any(c for _, c in items)
+    if isinstance(value, dict):
+        pairs = {k: _masked_strings(v, secret) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, any(c for _, c in pairs.values())
+    return value, False
 
 
 def parse_completion(

@@ -10,12 +10,8 @@ retries are separate requests, each with its own budget.
 The deadline reaches the sockets through a context variable: the synchronous client does all of
 a request's I/O in the calling thread, and the variable is set only around that I/O.
 
-The body is bounded in size too (`max_body_bytes`): a reply larger than any the request could
-want (a server gone wrong, a base URL pointing at a file server, a hostile proxy) ends the request
-with `ReplyTooLarge` once that much has been read, instead of being read into memory whole; the
-client does not retry it. The bound counts what is read, so the reply must come as it is: the
-request asks for no compression (`Accept-Encoding: identity`), and a reply compressed all the
-same (a few kilobytes can inflate to gigabytes) ends with `ReplyEncoded`.
+Where `max_body_bytes` is given, the body is also read under that bound, decoded here where it
+came compressed (see `bounded_body.py`), and the request asks for it uncompressed.
 
 A client given its own transport no longer reads HTTP(S)_PROXY itself, so `proxy_for` does: the
 proxy the environment names for the base URL (NO_PROXY respected), reached under the same deadline.
@@ -33,7 +29,8 @@ from typing import Any
 
 import httpcore2
 import httpx2
-from openai import OpenAIError
+
+from yzos_jobs.inference.bounded_body import bounded, check_codings, codings, without_codings
 
 _deadline: ContextVar[float | None] = ContextVar("yzos_http_deadline", default=None)
 
@@ -55,22 +52,6 @@ _ERRORS: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
     (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
     (httpcore2.ProxyError, httpx2.ProxyError),
 )
-
-
-class ReplyUnread(OpenAIError):
-    """A response body the transport would not read. An `OpenAIError`, which the OpenAI client
-    passes on as it is rather than retrying the request."""
-
-
-class ReplyTooLarge(ReplyUnread):
-    def __init__(self, limit: int) -> None:
-        super().__init__(f"reply larger than {limit} bytes")
-        self.limit = limit
-
-
-class ReplyEncoded(ReplyUnread):
-    def __init__(self, encoding: str) -> None:
-        super().__init__(f"reply compressed ({encoding}) though it was asked for as it is")
 
 
 @contextmanager
@@ -162,35 +143,30 @@ class _DeadlineBody(httpx2.SyncByteStream):
         inner: Iterable[bytes],
         deadline: float,
         close: Callable[[], None],
-        max_bytes: int | None,
+        bound: tuple[list[str], int] | None = None,
     ) -> None:
         self._inner = inner
         self._deadline = deadline
         self._close = close
-        self._max_bytes = max_bytes
+        self._bound = bound  # (the body's codings, the most it may hold decoded)
 
     def __iter__(self) -> Iterator[bytes]:
+        if self._bound is None:
+            yield from self._read()
+        else:
+            yield from bounded(self._read(), *self._bound)
+
+    def _read(self) -> Iterator[bytes]:
         chunks = iter(self._inner)
-        read = 0
         while True:
             with _httpx_errors(), _until(self._deadline):
                 chunk = next(chunks, None)
             if chunk is None:
                 return
-            read += len(chunk)
-            if self._max_bytes is not None and read > self._max_bytes:
-                raise ReplyTooLarge(self._max_bytes)
             yield chunk
 
     def close(self) -> None:
         self._close()
-
-
-def _content_encoding(headers: list[tuple[bytes, bytes]]) -> str:
-    for key, value in headers:
-        if key.lower() == b"content-encoding":
-            return value.decode("latin-1").strip().lower()
-    return ""
 
 
 def proxy_for(url: str) -> str | None:
@@ -242,7 +218,7 @@ class DeadlineTransport(httpx2.BaseTransport):
         deadline = time.monotonic() + self.total_s
         headers = request.headers.raw
         if self.max_body_bytes is not None:
-            # the bound counts the bytes read: they must be the reply's own
+            # nothing to inflate, from a server that does as asked
             headers = [(k, v) for k, v in headers if k.lower() != b"accept-encoding"]
             headers.append((b"Accept-Encoding", b"identity"))
         core_request = httpcore2.Request(
@@ -261,17 +237,26 @@ class DeadlineTransport(httpx2.BaseTransport):
             response = self._pool.handle_request(core_request)
         stream = response.stream
         assert isinstance(stream, Iterable)
-        if self.max_body_bytes is not None:
-            encoding = _content_encoding(response.headers)
-            if encoding not in ("", "identity"):
-                response.close()
-                raise ReplyEncoded(encoding)
+        close = getattr(stream, "close", lambda: None)
+        if self.max_body_bytes is None:
+            body = _DeadlineBody(stream, deadline, close)
+            return httpx2.Response(
+                status_code=response.status,
+                headers=response.headers,
+                stream=body,
+                extensions=response.extensions,
+            )
+        found = codings(response.headers)
+        try:
+            check_codings(found)
+        except Exception:
+            close()
+            raise
+        # handed on decoded: the client must not decode it again
         return httpx2.Response(
             status_code=response.status,
-            headers=response.headers,
-            stream=_DeadlineBody(
-                stream, deadline, getattr(stream, "close", lambda: None), self.max_body_bytes
-            ),
+            headers=without_codings(response.headers) if found else response.headers,
+            stream=_DeadlineBody(stream, deadline, close, (found, self.max_body_bytes)),
             extensions=response.extensions,
         )
 

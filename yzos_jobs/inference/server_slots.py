@@ -39,12 +39,15 @@ def server_slots(base_url: str, api_key: str | None, timeout_s: float) -> tuple[
     followed) with the key, which a server started with `--api-key` wants on this route too."""
     import httpx2
 
+    from yzos_jobs.inference.bounded_body import ReplyUnread
     from yzos_jobs.inference.deadline import DeadlineTransport, proxy_for
 
     budget = min(PROBE_S, timeout_s)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        transport = DeadlineTransport(budget, max_connections=1, proxy=proxy_for(base_url))
+        transport = DeadlineTransport(
+            budget, max_connections=1, proxy=proxy_for(base_url), max_body_bytes=PROPS_BYTES
+        )
         with (
             httpx2.Client(transport=transport, timeout=budget) as client,
             client.stream("GET", props_url(base_url), headers=headers) as response,
@@ -58,6 +61,8 @@ def server_slots(base_url: str, api_key: str | None, timeout_s: float) -> tuple[
                 body += chunk
                 if len(body) > PROPS_BYTES:
                     return None, True
+    except ReplyUnread:
+        return None, True  # answered, with more than any count takes or in no readable coding
     except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
         return None, False  # unreachable, too slow, or a URL no request can go to
     try:

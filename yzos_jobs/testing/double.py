@@ -62,12 +62,14 @@ class Drop:
 
 @dataclass
 class Body:
-    """HTTP 200 with this body as is, instead of a completion (HTML, a JSON array…); `gzip`:
-    compressed, with `Content-Encoding: gzip`, whatever the request asked for."""
+    """HTTP 200 with this body as is, instead of a completion (HTML, a JSON array…), under
+    `headers` too (a header may come more than once); `gzip`: compressed, whatever the request
+    asked for."""
 
     text: str
     content_type: str = "application/json"
     gzip: bool = False
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -320,12 +322,13 @@ class _Handler(BaseHTTPRequestHandler):
         code: int,
         data: bytes,
         content_type: str = "application/json",
-        headers: dict[str, str] | None = None,
+        headers: dict[str, str] | list[tuple[str, str]] | None = None,
     ) -> None:
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
+        pairs = list(headers.items()) if isinstance(headers, dict) else headers or []
+        for k, v in pairs:
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
@@ -414,11 +417,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             self.close_connection = True
         elif isinstance(reply, Body):
-            data = reply.text.encode()
-            if reply.gzip:
-                data = gzip.compress(data)
-            encoding = {"Content-Encoding": "gzip"} if reply.gzip else None
-            self._send_bytes(200, data, reply.content_type, encoding)
+            data = gzip.compress(reply.text.encode()) if reply.gzip else reply.text.encode()
+            self._send_bytes(200, data, reply.content_type, list(reply.headers))
         elif isinstance(reply, Drip):
             self._drip(self._completion(body, json.dumps(verdict("noise"))), reply)
         elif isinstance(reply, Cut):
