@@ -303,3 +303,11 @@ def test_a_reply_in_a_coding_that_cannot_be_read_bounded_is_llm_failed() -> None
         with pytest.raises(LlmFailed, match=r"cannot be read bounded \(br\)"):
             classifier.classify(ALPHA)
     assert llm.calls == 1
+
+
+def test_an_error_status_in_a_coding_that_cannot_be_read_is_still_its_status() -> None:
+    """A 429 is waited on and asked again whatever its body came in."""
+    replies = iter([Status(429, headers={"Content-Encoding": "br", "Retry-After": "0"})])
+    with OpenAIDouble(lambda b: next(replies, verdict("project", name="Alpha"))) as llm:
+        result = make_classifier(llm.base_url, max_retries=1).classify(ALPHA)
+    assert result.kind == "project" and llm.calls == 2

@@ -30,7 +30,13 @@ from typing import Any
 import httpcore2
 import httpx2
 
-from yzos_jobs.inference.bounded_body import bounded, check_codings, codings, without_codings
+from yzos_jobs.inference.bounded_body import (
+    ReplyEncoded,
+    bounded,
+    check_codings,
+    codings,
+    without_codings,
+)
 
 _deadline: ContextVar[float | None] = ContextVar("yzos_http_deadline", default=None)
 
@@ -249,9 +255,17 @@ class DeadlineTransport(httpx2.BaseTransport):
         found = codings(response.headers)
         try:
             check_codings(found)
-        except Exception:
+        except ReplyEncoded:
             close()
-            raise
+            if response.status < 400:
+                raise
+            # an error's status is what counts (a 429 is waited on and asked again), not its body
+            return httpx2.Response(
+                status_code=response.status,
+                headers=without_codings(response.headers),
+                content=b"",
+                extensions=response.extensions,
+            )
         # handed on decoded: the client must not decode it again
         return httpx2.Response(
             status_code=response.status,
