@@ -211,6 +211,29 @@ def test_jsonl_appended_file_is_read_on_from_where_it_stopped(db_url: str, tmp_p
     ]
 
 
+def test_jsonl_edited_before_where_it_was_read_then_appended_loses_no_record(
+    db_url: str, tmp_path: Path
+) -> None:
+    # a line deleted past the first kilobytes (a pasted secret taken out), then records appended:
+    # reading on from the old offset would start inside a record and drop it
+    path = tmp_path / "feed.jsonl"
+    line = (
+        '{{"record_id": "r{i}", "session_id": "s", "type": "candidate", "raw_text": "Item {i}", '
+        '"suggested_kind": "task"}}\n'
+    )
+    lines = [line.format(i=i) for i in range(1, 81)]
+    path.write_text("".join(lines))
+    ctx = make_ctx(db_url)
+    assert JsonlImporter(ctx).import_paths([path]).records == 80
+    del lines[59]  # past the first 4 KiB
+    assert sum(map(len, lines[:59])) > 4096
+    path.write_text("".join(lines) + "".join(line.format(i=i) for i in range(81, 87)))
+    again = JsonlImporter(ctx).import_paths([path])
+    assert again.records == 6 and again.errors == 0  # read again: those seen are repeats
+    texts = {c.raw_text for c in candidates(ctx)}
+    assert {f"Item {i}" for i in range(81, 87)} <= texts and len(texts) == 86
+
+
 def test_jsonl_session_is_one_activity_session_opened_then_ended(
     db_url: str, tmp_path: Path
 ) -> None:

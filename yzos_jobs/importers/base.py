@@ -102,10 +102,19 @@ def path_key(path: Path) -> str:
     return storable_name(os.fsdecode(path))
 
 
-def head_hash(path: Path, length: int = HEAD_BYTES) -> str:
-    """Hash of the file's first bytes: tells a grown file from a replaced one."""
+def head_hash(path: Path, length: int) -> str:
+    """Hash of the file's first bytes and of those just before `length` (where a read of it
+    ended): tells a file that only grew since from one replaced, or edited before that point (a
+    line deleted there shifts the bytes before it: reading on from the old offset would start
+    inside a record and lose it)."""
     with open_regular(path) as fh:
-        return hashlib.blake2b(fh.read(min(length, HEAD_BYTES)), digest_size=16).hexdigest()
+        head = fh.read(min(length, HEAD_BYTES))
+        tail = b""
+        if length > HEAD_BYTES:
+            start = max(HEAD_BYTES, length - HEAD_BYTES)
+            fh.seek(start)
+            tail = fh.read(length - start)
+    return hashlib.blake2b(head + b"\0" + tail, digest_size=16).hexdigest()
 
 
 def current_mark(path: Path) -> FileMark:
@@ -114,8 +123,8 @@ def current_mark(path: Path) -> FileMark:
 
 
 def resume_offset(path: Path, previous: FileMark | None, now: FileMark) -> int:
-    """Where to start reading: the stored offset if the file only grew (its first bytes are the
-    ones seen last time), else the beginning."""
+    """Where to start reading: the stored offset if the file only grew (its first bytes, and
+    those before where the last read ended, are the ones seen then), else the beginning."""
     if previous is None or now.size < previous.size:
         return 0
     if head_hash(path, previous.size) != previous.head_hash:
