@@ -48,13 +48,41 @@ def is_loopback(host: str) -> bool:
         return False  # a host name other than localhost may resolve anywhere
 
 
+# A client has this long to send its request and take the answer; a connection that sends
+# nothing, half a request or what is no HTTP/1 request at all is closed then, instead of holding
+# a thread and a file descriptor of the daemon's for as long as it likes.
+CLIENT_TIMEOUT_S = 10.0
+# Requests served at once; a connection past them is closed at once (a scraper or a probe asks
+# one at a time). Connections waiting to be accepted: the kernel's queue.
+MAX_CLIENTS = 16
+ACCEPT_QUEUE = 64
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = ACCEPT_QUEUE
 
     def __init__(self, address: tuple[str, int], ops: OpsServer) -> None:
         self.address_family = _family(address[0])
         self.ops = ops
+        self._clients = threading.BoundedSemaphore(MAX_CLIENTS)
         super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._clients.acquire(blocking=False):
+            self.shutdown_request(request)  # too many at once: this one is not served
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._clients.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._clients.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # The standard library prints a traceback to stderr: a client that gave up (a probe
@@ -74,6 +102,7 @@ def _family(host: str) -> Any:
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
+    timeout = CLIENT_TIMEOUT_S
 
     def log_message(self, *args: Any) -> None:
         pass  # a scrape every few seconds is no news

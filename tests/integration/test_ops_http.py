@@ -16,6 +16,7 @@ from tests.support.daemons import start_daemon, stop, wait_for, write_config
 from tests.support.jobs import add_candidates, candidates, make_ctx
 from tests.support.scrape import free_port, get, value
 from tests.support.tcp_proxy import TcpProxy
+from yzos_jobs import ops_http
 from yzos_jobs.cli import cli
 from yzos_jobs.health import Health
 from yzos_jobs.ops_http import OpsServer
@@ -138,4 +139,33 @@ def test_head_gets_each_answer_without_its_body() -> None:
             assert got == head_status == status
             assert head_length == length == str(len(body)) and body and head_body == b""
     finally:
+        server.stop()
+
+
+def test_clients_that_never_finish_a_request_hold_no_thread_for_long(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A connection that sends half a request, an HTTP/0.9 line or nothing is closed after the
+    client timeout, and no more than MAX_CLIENTS are served at once: a local process cannot
+    take the daemon's threads and file descriptors."""
+    # long enough that every stalled connection is still held when the one past the cap comes
+    # (the server accepts them in order), short enough to wait for
+    monkeypatch.setattr(ops_http._Handler, "timeout", 3.0)
+    server = OpsServer(("127.0.0.1", 0), CollectorRegistry(), lambda: Health()).start()
+    host, port = server.address
+    stalled = [socket.create_connection((host, port)) for _ in range(ops_http.MAX_CLIENTS)]
+    try:
+        for n, conn in enumerate(stalled):
+            conn.sendall(b"GET /healthz HTTP/1.1\r\n" if n % 2 else b"GET /healthz\r\n")
+        extra = socket.create_connection((host, port))
+        extra.settimeout(10)
+        assert extra.recv(1) == b""  # past the cap: closed, not queued behind them
+        extra.close()
+        for conn in stalled:  # each closed by the server once its time is up
+            conn.settimeout(10)
+            assert conn.recv(65536) == b""
+        assert _health(port)[0] == 200
+    finally:
+        for conn in stalled:
+            conn.close()
         server.stop()
