@@ -6,6 +6,7 @@ byte-identical aider sessions are two sessions. Each through the real CLI, on bo
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from sqlalchemy import select
@@ -168,3 +169,42 @@ def test_two_byte_identical_aider_sessions_are_two_sessions(db_url: str, tmp_pat
     assert "add the login form" in texts and "add the logout button" in texts
     again = run_import("aider", history, db_url=db_url, cwd=tmp_path, config=idle_config(tmp_path))
     assert again.counts["sessions"] == 0 and len(_sessions(db_url)) == 2  # nothing twice
+
+
+def test_a_resumed_session_is_its_own_whatever_the_files_modification_times(
+    db_url: str, tmp_path: Path
+) -> None:
+    # `claude --resume` writes a new file that repeats the session's records, then its own; a
+    # copied or synced folder can give the older file the newer modification time
+    folder = tmp_path / "projects" / "-home-me-code-hostile"
+    folder.mkdir(parents=True)
+    day_one = {"timestamp": "2026-12-01T09:00:00Z"}
+    first = [
+        cc_line("p1", "add a retry limit to the upload worker", "parent", **day_one),
+        cc_edit("p2", "/home/me/code/hostile/upload.py", "parent"),
+    ]
+    first[1] = first[1].replace("2026-11-04T10:00:01Z", "2026-12-01T09:00:20Z")
+    (folder / "parent.jsonl").write_text("".join(first))
+    copies = [line.replace('"parent"', '"resumed"') for line in first]
+    own = [
+        cc_line(
+            "r1",
+            "add a dry-run flag to the upload CLI",
+            "resumed",
+            timestamp="2026-12-06T10:00:00Z",
+        ),
+        cc_edit("r2", "/home/me/code/hostile/cli.py", "resumed").replace(
+            "2026-11-04T10:00:01Z", "2026-12-06T10:00:20Z"
+        ),
+    ]
+    (folder / "resumed.jsonl").write_text("".join(copies + own))
+    os.utime(folder / "resumed.jsonl", (1_700_000_000, 1_700_000_000))
+    os.utime(folder / "parent.jsonl", (1_700_000_060, 1_700_000_060))  # the later, though older
+    imported = import_transcripts(tmp_path, db_url)
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    with make_ctx(db_url).sessions() as s:
+        started = {
+            a.external_id.split(":", 1)[0]: a.started_at for a in s.scalars(select(ActivitySession))
+        }
+    assert set(started) == {"parent", "resumed"}
+    assert started["resumed"].day == 6  # its own records, not the ones it repeats

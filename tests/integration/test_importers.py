@@ -129,9 +129,14 @@ def test_claude_code_project_from_cwd_and_uuid_dedup(db_url: str, tmp_path: Path
     stats = ClaudeCodeImporter(ctx).import_paths([root])
     assert stats.errors == 1 and "sess-A.jsonl:7" in stats.error_messages[0]
     raw = [c.raw_text for c in candidates(ctx) if c.suggested_kind == "task"]
-    # work asked for and never carried out (nothing edited after it): one task candidate, its
-    # first request naming it, the others its evidence; u1 and u4, in both files, count once
-    assert raw == ["add graceful SIGTERM handling to the daemon"]
+    # work asked for and never carried out (nothing edited after it): one task candidate per
+    # session, its first request naming it, the others its evidence; u1 and u4, in both files,
+    # count once, in the session that wrote them first (the resumed one repeats them, and adds
+    # a request of its own a day later)
+    assert raw == [
+        "add graceful SIGTERM handling to the daemon",
+        "document the systemd unit in the README",
+    ]
     requests = "\n".join(c.surrounding_text or "" for c in candidates(ctx))
     assert requests.count(": write a test that kills the daemon with SIGKILL") == 1
     assert requests.count(": document the systemd unit in the README") == 1

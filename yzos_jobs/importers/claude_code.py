@@ -16,9 +16,12 @@ its main repository where the transcript shows it.
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from blake3 import blake3
@@ -28,6 +31,7 @@ from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
 from yzos_jobs.db.queue import proposed_task_names
+from yzos_jobs.files import open_regular
 from yzos_jobs.importers.base import FileImporter, OpenedFile
 from yzos_jobs.importers.claude_transcript import SUBAGENTS, Fact, TranscriptReader
 from yzos_jobs.importers.closed_session import SOURCE_KIND, ClosedSession
@@ -69,8 +73,10 @@ def main_transcript(path: Path) -> Path:
 
 def transcript_groups(files: Sequence[Path]) -> list[list[Path]]:
     """Each session transcript with its subagents' transcripts (the main one first), whichever of
-    them were named; a group's other files are found beside it. Older groups first: a resumed
-    session's copies of earlier records come after the records themselves."""
+    them were named; a group's other files are found beside it. Older groups first, by the time
+    of the main transcript's last record (its modification time where it shows none): a resumed
+    session's copies of earlier records come after the records themselves, also where copying
+    or syncing the folder gave the older file the newer modification time."""
     groups: dict[Path, set[Path]] = {}
     for path in files:
         groups.setdefault(main_transcript(path), set()).add(path)
@@ -83,14 +89,31 @@ def transcript_groups(files: Sequence[Path]) -> list[list[Path]]:
         if subagents.is_dir():
             members.update(p.resolve() for p in subagents.glob("*.jsonl") if p.is_file())
         ordered = sorted(members, key=lambda p: (p.parent.name == SUBAGENTS, str(p)))
-        out.append((_mtime(ordered[0]), ordered))
+        out.append((_last_written(ordered[0]), ordered))
     return [files for _, files in sorted(out, key=lambda item: (item[0], str(item[1][0])))]
 
 
-def _mtime(path: Path) -> float:
+# How far from its end a transcript is searched for its last record's time: a record can be
+# long (a tool's output), and the time is only an order.
+_TAIL_BYTES = 256 * 1024
+_STAMP = re.compile(rb'"timestamp"\s*:\s*"([0-9T:.+\-]{19,35}Z?)"')
+
+
+def _last_written(path: Path) -> float:
+    """When a transcript's last record was written, as its `timestamp` says (the last one in
+    its last bytes), else the file's modification time."""
     try:
+        with open_regular(path) as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - _TAIL_BYTES))
+            tail = fh.read()
+        stamps = _STAMP.findall(tail)
+        if stamps:
+            text = stamps[-1].decode("ascii").replace("Z", "+00:00")
+            moment = datetime.fromisoformat(text)
+            return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
         return path.stat().st_mtime
-    except OSError:
+    except (OSError, ValueError):
         return 0.0
 
 
