@@ -762,11 +762,13 @@ def entities_cmd(
     from yzos_jobs import review_render, review_reports
 
     with app.session_factory() as session, _reference_errors(as_json):
+        # one more than shown says whether the list must not pass for all there is
         lines = review_reports.entities_report(
-            session, kind=kind, status=status, project=project, search=search, limit=limit
+            session, kind=kind, status=status, project=project, search=search, limit=limit + 1
         )
         total = len(lines)
-        if total == limit:  # perhaps more: the list must not pass for all there is
+        if total > limit:
+            lines = lines[:limit]
             total = review_reports.entities_matching(
                 session, kind=kind, status=status, project=project, search=search
             )

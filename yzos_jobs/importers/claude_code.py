@@ -93,9 +93,11 @@ def transcript_groups(files: Sequence[Path]) -> list[list[Path]]:
     return [files for _, files in sorted(out, key=lambda item: (item[0], str(item[1][0])))]
 
 
-# How far from its end a transcript is searched for its last record's time: a record can be
-# long (a tool's output), and the time is only an order.
-_TAIL_BYTES = 256 * 1024
+# How far from its end a transcript is searched for its last record's time. Every transcript is
+# looked at on every import run, unchanged ones too, so this is kept to what reading its mark
+# costs; a record writes its time after its message, near its end, and where a long tool output
+# comes after it the file's modification time stands in.
+_TAIL_BYTES = 16 * 1024
 _STAMP = re.compile(rb'"timestamp"\s*:\s*"([0-9T:.+\-]{19,35}Z?)"')
 
 
