@@ -15,6 +15,7 @@ from yzos_jobs.db.models import ActivitySession, AppMetadataRow, ImporterFile
 from yzos_jobs.importers.aider import AiderImporter
 from yzos_jobs.importers.claude_code import ClaudeCodeImporter
 from yzos_jobs.importers.jsonl import JsonlImporter
+from yzos_jobs.importers.transcript_groups import transcript_groups
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -155,6 +156,38 @@ def test_claude_code_project_from_cwd_and_uuid_dedup(db_url: str, tmp_path: Path
     before = row_counts(ctx.sessions)
     ClaudeCodeImporter(ctx).import_paths([root])
     assert row_counts(ctx.sessions) == before
+
+
+def test_claude_code_subagent_transcripts_beside_the_session_file_are_read_with_it(
+    db_url: str, tmp_path: Path
+) -> None:
+    # 2.0 versions wrote a subagent's transcript (a "Warmup" probe at the session's
+    # start, an Explore run) into the project directory as agent-<id>.jsonl, beside the
+    # session's own; only its records name the session
+    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
+    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
+    project = tmp_path / "-Users-natori-work-mysite"
+    project.mkdir()
+    shutil.copy(real / f"{session_id}.jsonl", project)
+    agents = [p.name for p in (real / session_id / "subagents").glob("agent-*.jsonl")]
+    for agent in agents:
+        shutil.copy(real / session_id / "subagents" / agent, project)
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    stats = ClaudeCodeImporter(ctx).import_paths([project])
+    assert (stats.files, stats.sessions, stats.sessions_ended, stats.errors) == (6, 1, 1, 0)
+    with ctx.sessions() as s:
+        [session] = s.scalars(select(ActivitySession))
+    # one session, begun by its first subagent's probe, as where the files sit in a subfolder
+    assert session.external_id == session_id
+    assert session.started_at is not None and session.started_at.isoformat().startswith(
+        "2026-01-10T08:26:27"
+    )
+    tasks = sorted(c.raw_text for c in candidates(ctx) if c.suggested_kind == "task")
+    assert len(tasks) == 3 and "Warmup" not in tasks
+    # named alone, either file brings the whole group, the session's own first
+    for named in (f"{session_id}.jsonl", "agent-abbfd04.jsonl"):
+        [group] = transcript_groups([(project / named).resolve()])
+        assert [p.name for p in group] == [f"{session_id}.jsonl", *sorted(agents)]
 
 
 def test_jsonl_every_type_bad_records_reported_and_rest_imported(

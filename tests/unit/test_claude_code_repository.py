@@ -14,7 +14,6 @@ import pytest
 from tests.support.corpus import REAL
 from tests.support.watchdog import ends_within
 from yzos_jobs.importers import repository as repo
-from yzos_jobs.importers.claude_code import transcript_groups
 from yzos_jobs.importers.manifest_name import manifest_name
 from yzos_jobs.importers.shell_commands import (
     clone_folder,
@@ -23,6 +22,7 @@ from yzos_jobs.importers.shell_commands import (
     made_folders,
     moved_paths,
 )
+from yzos_jobs.importers.transcript_groups import transcript_groups
 from yzos_jobs.importers.transcript_session import transcript_sessions
 
 OMARCHY = "claude-code/-home-vwestberg-Claude/2b8d60c5-358e-4b3a-b1fd-28e0a2221fd2.jsonl"

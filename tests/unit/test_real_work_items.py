@@ -24,7 +24,6 @@ from tests.support.corpus import history as history_at
 from yzos_jobs.config import load_settings
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.importers.aider_history import history_sessions
-from yzos_jobs.importers.claude_code import transcript_groups
 from yzos_jobs.importers.claude_transcript import changes_on_server, typed_text, writes_file
 from yzos_jobs.importers.closed_session import (
     ClosedSession,
@@ -41,6 +40,7 @@ from yzos_jobs.importers.session_events import (
     split_prefix,
 )
 from yzos_jobs.importers.shell_commands import commit_subject, confirmed_commit
+from yzos_jobs.importers.transcript_groups import transcript_groups
 from yzos_jobs.importers.transcript_session import transcript_sessions
 
 CONFIG = REAL.parents[2] / "config.toml"  # the shipped configuration

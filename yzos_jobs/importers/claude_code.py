@@ -1,6 +1,6 @@
 """The Claude Code importer: `~/.claude/projects/*/<sessionId>.jsonl` transcripts, each with its
-subagents' transcripts in `<sessionId>/subagents/*.jsonl` (see `claude_transcript` for how one is
-read, `transcript_session` for the session it makes).
+subagents' transcripts (`transcript_groups` for which files one session's are, `claude_transcript`
+for how one is read, `transcript_session` for the session it makes).
 
 A transcript and its subagents are one group: read together, once none of them has changed for
 `importers.session_idle_s`, and each session in them is then closed once, after all its files:
@@ -16,12 +16,9 @@ its main repository where the transcript shows it.
 
 from __future__ import annotations
 
-import os
-import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 from blake3 import blake3
@@ -31,12 +28,12 @@ from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
 from yzos_jobs.db.queue import proposed_task_names
-from yzos_jobs.files import open_regular
 from yzos_jobs.importers.base import FileImporter, OpenedFile
-from yzos_jobs.importers.claude_transcript import SUBAGENTS, Fact, TranscriptReader
+from yzos_jobs.importers.claude_transcript import Fact, TranscriptReader
 from yzos_jobs.importers.closed_session import SOURCE_KIND, ClosedSession
 from yzos_jobs.importers.reading import PositionedLine, positioned_lines
 from yzos_jobs.importers.records import Unit, Written
+from yzos_jobs.importers.transcript_groups import is_subagent, transcript_groups
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
 from yzos_jobs.supply.gathered_work import join_gathered_work
 from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
@@ -62,61 +59,6 @@ def _session_key(session_id: str, directory: str, seen_in: list[str]) -> str:
 
 def default_dir() -> Path:
     return Path.home() / ".claude" / "projects"
-
-
-def main_transcript(path: Path) -> Path:
-    """The session transcript a subagent's transcript belongs to (itself for a main one)."""
-    if path.parent.name == SUBAGENTS:
-        return path.parent.parent.with_suffix(".jsonl")
-    return path
-
-
-def transcript_groups(files: Sequence[Path]) -> list[list[Path]]:
-    """Each session transcript with its subagents' transcripts (the main one first), whichever of
-    them were named; a group's other files are found beside it. Older groups first, by the time
-    of the main transcript's last record (its modification time where it shows none): a resumed
-    session's copies of earlier records come after the records themselves, also where copying
-    or syncing the folder gave the older file the newer modification time."""
-    groups: dict[Path, set[Path]] = {}
-    for path in files:
-        groups.setdefault(main_transcript(path), set()).add(path)
-    out: list[tuple[float, list[Path]]] = []
-    for main, named in groups.items():
-        members = set(named)
-        if main.is_file():
-            members.add(main.resolve())
-        subagents = main.with_suffix("") / SUBAGENTS
-        if subagents.is_dir():
-            members.update(p.resolve() for p in subagents.glob("*.jsonl") if p.is_file())
-        ordered = sorted(members, key=lambda p: (p.parent.name == SUBAGENTS, str(p)))
-        out.append((_last_written(ordered[0]), ordered))
-    return [files for _, files in sorted(out, key=lambda item: (item[0], str(item[1][0])))]
-
-
-# How far from its end a transcript is searched for its last record's time. Every transcript is
-# looked at on every import run, unchanged ones too, so this is kept to what reading its mark
-# costs; a record writes its time after its message, near its end, and where a long tool output
-# comes after it the file's modification time stands in.
-_TAIL_BYTES = 16 * 1024
-_STAMP = re.compile(rb'"timestamp"\s*:\s*"([0-9T:.+\-]{19,35}Z?)"')
-
-
-def _last_written(path: Path) -> float:
-    """When a transcript's last record was written, as its `timestamp` says (the last one in
-    its last bytes), else the file's modification time."""
-    try:
-        with open_regular(path) as fh:
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - _TAIL_BYTES))
-            tail = fh.read()
-        stamps = _STAMP.findall(tail)
-        if stamps:
-            text = stamps[-1].decode("ascii").replace("Z", "+00:00")
-            moment = datetime.fromisoformat(text)
-            return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
-        return path.stat().st_mtime
-    except (OSError, ValueError):
-        return 0.0
 
 
 @dataclass
@@ -180,7 +122,7 @@ class ClaudeCodeImporter(FileImporter):
         so that the records after pair with them as in one reading of the whole file."""
         if opened.start == 0:
             return []
-        subagent = opened.path.parent.name == SUBAGENTS
+        subagent = is_subagent(opened.path)
         return reader.recall(positioned_lines(opened.path, until=opened.start), subagent=subagent)
 
     def _read(
@@ -194,7 +136,7 @@ class ClaudeCodeImporter(FileImporter):
                 reached[0] = end
                 yield where, end, raw
 
-        subagent = opened.path.parent.name == SUBAGENTS
+        subagent = is_subagent(opened.path)
         add_facts(sessions, reader.facts(lines(), subagent=subagent), opened.path)
         return reached[0]
 

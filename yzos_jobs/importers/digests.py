@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from yzos_jobs.importers.aider_history import history_sessions
-from yzos_jobs.importers.claude_code import transcript_groups
+from yzos_jobs.importers.transcript_groups import transcript_groups
 from yzos_jobs.importers.transcript_session import transcript_sessions
 
 

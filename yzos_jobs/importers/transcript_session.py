@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from yzos_jobs.importers import repository as repo
-from yzos_jobs.importers.claude_transcript import SUBAGENTS, Fact, TranscriptReader
+from yzos_jobs.importers.claude_transcript import Fact, TranscriptReader
 from yzos_jobs.importers.closed_session import (
     ClosedSession,
     Commit,
@@ -22,6 +22,7 @@ from yzos_jobs.importers.closed_session import (
 )
 from yzos_jobs.importers.reading import positioned_lines
 from yzos_jobs.importers.shell_commands import MOVED_PATH_CHARS
+from yzos_jobs.importers.transcript_groups import is_subagent
 
 
 def _below(path: str, folder: str) -> bool:
@@ -503,6 +504,6 @@ def transcript_sessions(files: Sequence[Path]) -> list[ClosedSession]:
     sessions: dict[str, TranscriptSession] = {}
     for path in files:
         lines = positioned_lines(path)
-        add_facts(sessions, reader.facts(lines, subagent=path.parent.name == SUBAGENTS), path)
+        add_facts(sessions, reader.facts(lines, subagent=is_subagent(path)), path)
     closed = (s.closed() for _, s in sorted(sessions.items()))
     return [c for c in closed if c is not None]

@@ -18,8 +18,9 @@ from yzos_jobs.db.importer_state import FileMark, load_mark, save_mark
 from yzos_jobs.files import describe
 from yzos_jobs.importers.aider import AiderImporter
 from yzos_jobs.importers.base import FileImporter
-from yzos_jobs.importers.claude_code import ClaudeCodeImporter, transcript_groups
+from yzos_jobs.importers.claude_code import ClaudeCodeImporter
 from yzos_jobs.importers.jsonl import JsonlImporter
+from yzos_jobs.importers.transcript_groups import transcript_groups
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.observe.app_meta import AppFileError, default_app_dirs, scan_apps
