@@ -533,6 +533,9 @@ IMPORT_COUNTS = (
     "skipped",
     "errors",
 )
+# How a counter reads in the summary line where its key would mislead: `skipped` counts records
+# imported before (copies), while a bad record is an error, printed as a `skipped FILE:LINE` line.
+IMPORT_COUNT_NAMES = {"skipped": "already_imported"}
 MAX_LINES_SHOWN = 20
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
@@ -571,7 +574,7 @@ def _run_import(
     if as_json:
         click.echo(json.dumps({"importer": label, **counts, "notes": stats.notes}))
     else:
-        click.echo(f"{label}: {counters_text(counts, IMPORT_COUNTS)}")
+        click.echo(f"{label}: {counters_text(counts, IMPORT_COUNTS, IMPORT_COUNT_NAMES)}")
         for note in stats.notes[:MAX_LINES_SHOWN]:
             click.echo(f"note: {note}")
     _log().info("import finished", importer=label, **counts)

@@ -59,17 +59,23 @@ def progress_bar(label: str, stream: Any = None, *, enabled: bool = True) -> Ite
         yield _Bar(progress, label)
 
 
-def counters_text(stats: dict[str, Any], order: tuple[str, ...] = COUNT_ORDER) -> str:
-    """The non-zero counters of `stats` as `name value` pairs, those in `order` first, nested
-    tables (a job's per-source counts) left to a table of their own; "nothing" if none."""
+def counters_text(
+    stats: dict[str, Any],
+    order: tuple[str, ...] = COUNT_ORDER,
+    names: dict[str, str] | None = None,
+    idle: str = "nothing to do",
+) -> str:
+    """The non-zero counters of `stats` as `name value` pairs, those in `order` first, each
+    under its name in `names` where it has one there, nested tables (a job's per-source counts)
+    left to a table of their own; `idle` if none."""
     shown = {
         k: v for k, v in stats.items() if v and not isinstance(v, dict) and k not in ("seconds",)
     }
     keys = [k for k in order if k in shown] + [k for k in shown if k not in order]
-    parts = [_counter(k, shown[k]) for k in keys]
+    parts = [_counter((names or {}).get(k, k), shown[k]) for k in keys]
     if stats.get("seconds") is not None:
         parts.append(f"{stats['seconds']:.2f} s")
-    return "  ".join(parts) if keys else "  ".join(["nothing to do", *parts])
+    return "  ".join(parts) if keys else "  ".join(p for p in [idle, *parts] if p)
 
 
 def _counter(key: str, value: Any) -> str:
@@ -84,4 +90,6 @@ def render_counts(result: Any) -> str:
     head = f"{result.job} {result.status}"
     if result.error:
         head += f": {result.error}"
-    return f"{head}  {counters_text(result.stats)}"
+    # a run that failed before it counted anything did not find "nothing to do"
+    counted = counters_text(result.stats, idle="" if result.error else "nothing to do")
+    return f"{head}  {counted}" if counted else head

@@ -37,6 +37,23 @@ def test_summaries_are_printed_once_and_nothing_is_logged_at_info(
     assert all("━" in line for line in Printed.lines(promoted.stderr))
 
 
+def test_the_import_summary_tells_records_imported_before_from_bad_ones(
+    db_url: str, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy.jsonl"
+    records = EXAMPLE.read_text(encoding="utf-8").splitlines()
+    copy.write_text("\n".join([*records[:3], "{not json", *records[3:]]) + "\n", encoding="utf-8")
+    _run(db_url, tmp_path, "import", "jsonl", str(EXAMPLE))
+    again = _run(db_url, tmp_path, "import", "jsonl", str(copy))
+    (summary,) = Printed.lines(again.stdout)
+    # the copy's ten records were imported from the example: counted apart from the bad line,
+    # the one `skipped` line on stderr
+    assert "already_imported 10" in summary and "errors 1" in summary, summary
+    assert "skipped 10" not in summary
+    (bad,) = [line for line in Printed.lines(again.stderr) if line.startswith("skipped ")]
+    assert bad.startswith(f"skipped {copy}:4")
+
+
 def test_verbose_shows_the_log_lines(db_url: str, tmp_path: Path) -> None:
     imported = _run(db_url, tmp_path, "-v", "import", "jsonl", str(EXAMPLE))
     assert len(Printed.lines(imported.stdout)) == 1

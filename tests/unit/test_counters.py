@@ -6,6 +6,8 @@ from __future__ import annotations
 from yzos_jobs.entity.updater import PromoteStats
 from yzos_jobs.importers.records import ImportRecordError, ImportStats
 from yzos_jobs.inference.contract import ClassifierUsage
+from yzos_jobs.maintain.runner import RunResult
+from yzos_jobs.progress import render_counts
 from yzos_jobs.supply.triage_apply import TriageRun
 
 
@@ -58,3 +60,12 @@ def test_import_stats_merge_counts_and_keep_messages_bounded() -> None:
     assert (counts["candidates"], counts["sessions"], counts["errors"]) == (3, 1, 1002)
     assert len(total.error_messages) == 1000
     assert "error_messages" not in counts and "notes" not in counts
+
+
+def test_a_run_that_failed_before_counting_says_only_that_it_failed() -> None:
+    failed = RunResult("import_sources", "once:1", "failed", {}, "database or disk is full")
+    assert render_counts(failed) == "import_sources failed: database or disk is full"
+    idle = RunResult("entity_promote", "once:2", "succeeded", {"promoted": 0})
+    assert render_counts(idle) == "entity_promote succeeded  nothing to do"
+    partly = RunResult("import_sources", "once:3", "failed", {"records": 4}, "disk full")
+    assert render_counts(partly) == "import_sources failed: disk full  records 4"
