@@ -333,10 +333,12 @@ class AiderSession:
                 self._event(at, Commit(line, glued.group(1), glued.group(2).strip(), work=False))
         elif m := ADDED.match(text):
             name = m.group(1).strip()
-            (r.printed_paths if repo.is_absolute(name) else r.root_names).append(name)
+            names = r.printed_paths if repo.is_absolute(name) else r.root_names
+            if len(names) < MAX_PATHS:
+                names.append(name)
             self._touched(line, at, name, edited=False)
             kind = "added"
-        elif m := CREATING.match(text):
+        elif (m := CREATING.match(text)) and len(r.printed_paths) < MAX_PATHS:
             r.printed_paths.append(m.group(1).strip())
         elif (m := UNREADABLE.match(text)) and len(r.root_names) < MAX_PATHS:
             r.root_names.append(m.group(1).strip())
