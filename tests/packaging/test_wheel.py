@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import yzos_jobs
 from tests.support.cli import REPO
 from yzos_jobs.db.schema_state import head_revision
 
@@ -81,6 +82,19 @@ def test_commands_run_from_the_wheel_in_an_empty_directory(
     assert init.returncode == 0, init.stderr
     assert (tmp_path / "config.toml").read_text() == (REPO / "config.toml").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "yzos.db"]
+
+
+def test_the_wheel_is_the_release_the_package_names(unpacked_wheel: Path, tmp_path: Path) -> None:
+    # pip replaces an installed wheel only with a newer version: the one the package declares
+    (metadata,) = unpacked_wheel.glob("yzos_jobs-*.dist-info/METADATA")
+    declared = next(
+        line.split(": ", 1)[1]
+        for line in metadata.read_text().splitlines()
+        if line.startswith("Version: ")
+    )
+    assert declared == yzos_jobs.__version__
+    shown = _run(unpacked_wheel, tmp_path, "--version")
+    assert shown.returncode == 0 and shown.stdout.split()[-1] == declared
 
 
 def test_a_missing_revision_directory_is_one_line(unpacked_wheel: Path, tmp_path: Path) -> None:
