@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -188,6 +189,44 @@ def test_claude_code_subagent_transcripts_beside_the_session_file_are_read_with_
     for named in (f"{session_id}.jsonl", "agent-abbfd04.jsonl"):
         [group] = transcript_groups([(project / named).resolve()])
         assert [p.name for p in group] == [f"{session_id}.jsonl", *sorted(agents)]
+
+
+def test_claude_code_transcript_read_again_whole_makes_no_segment_of_its_copies(
+    db_url: str, tmp_path: Path
+) -> None:
+    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
+    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
+    project = tmp_path / "-Users-natori-work-mysite"
+    project.mkdir()
+    transcript = project / f"{session_id}.jsonl"
+    shutil.copy(real / transcript.name, transcript)
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    assert ClaudeCodeImporter(ctx).import_paths([project]).sessions == 1
+    # its first bytes edited (a sync tool, another version's mark): read again from the start,
+    # every record a copy of one imported
+    lines = transcript.read_bytes().splitlines(keepends=True)
+    lines[0] = lines[0].replace(b"08:27:28.234Z", b"08:27:28.235Z")
+    transcript.write_bytes(b"".join(lines))
+    again = ClaudeCodeImporter(ctx).import_paths([project])
+    assert (again.sessions, again.candidates) == (0, 0) and again.skipped > 0
+    before = {c.id for c in candidates(ctx)}
+    # the session resumed a day later: its next segment is the second
+    later = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/Users/natori/work/mysite",
+        "sessionId": session_id,
+        "type": "user",
+        "message": {"role": "user", "content": "Add a footer with the copyright year"},
+        "uuid": "0b1d7e52-3c55-4f0e-9a51-7d2c9e0f4a11",
+        "timestamp": "2026-01-11T09:00:00.000Z",
+    }
+    with transcript.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(later) + "\n")
+    assert ClaudeCodeImporter(ctx).import_paths([project]).records == 1
+    added = {c.source_id for c in candidates(ctx) if c.id not in before}
+    assert added == {f"{session_id}#2"}
 
 
 def test_jsonl_every_type_bad_records_reported_and_rest_imported(

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.column_types import utcnow
-from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
+from yzos_jobs.db.importer_state import FileMark, claim_records, records_named, seen
 from yzos_jobs.db.queue import proposed_task_names
 from yzos_jobs.importers.base import FileImporter, OpenedFile
 from yzos_jobs.importers.claude_transcript import Fact, TranscriptReader
@@ -149,14 +149,20 @@ class ClaudeCodeImporter(FileImporter):
         """One unit per session: its next segment, under the session's key (its id; in a
         project directory other than the one it was first read from, its id and that
         directory's hash: a session id reused with `--session-id` elsewhere is another
-        session)."""
+        session). A session whose records were all imported before (a file read again from its
+        start) has no next segment: its records are counted as repeats."""
         here = main.parent.name
         with self.ctx.sessions() as db:
             directories = records_named(db, IMPORTER, list(sessions), DIRECTORY)
             keys = {sid: _session_key(sid, here, directories.get(sid, [])) for sid in sessions}
             written = records_named(db, IMPORTER, list(keys.values()), SEGMENT)
+            records = [(UUIDS, f.uuid) for s in sessions.values() for f in s.facts]
+            copies = seen(db, IMPORTER, records)
         units: list[Unit[_Segment]] = []
         for sid, session in sorted(sessions.items()):
+            if all((UUIDS, f.uuid) in copies for f in session.facts):
+                self.stats.skipped += len({f.uuid for f in session.facts})
+                continue
             key = keys[sid]
             number = 1 + sum(r.startswith(f"{SEGMENT} ") for r in written.get(key, []))
             session.session_id = key
