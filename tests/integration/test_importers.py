@@ -8,6 +8,7 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from tests.support.jobs import candidates, entities, make_ctx
@@ -17,6 +18,7 @@ from yzos_jobs.importers.aider import AiderImporter
 from yzos_jobs.importers.claude_code import ClaudeCodeImporter
 from yzos_jobs.importers.jsonl import JsonlImporter
 from yzos_jobs.importers.transcript_groups import transcript_groups
+from yzos_jobs.jobcontext import JobContext
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -159,47 +161,118 @@ def test_claude_code_project_from_cwd_and_uuid_dedup(db_url: str, tmp_path: Path
     assert row_counts(ctx.sessions) == before
 
 
+NATORI = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
+NATORI_SESSION = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
+
+
+def _laid_flat(tmp_path: Path, main: bool = True) -> tuple[Path, list[str]]:
+    """A real session's files as 2.0 versions wrote them: each subagent's transcript
+    (agent-<id>.jsonl: a "Warmup" probe at the session's start, an Explore run) in the project
+    directory beside the session's own, only its records naming the session."""
+    project = tmp_path / NATORI.name
+    project.mkdir(exist_ok=True)
+    if main:
+        shutil.copy(NATORI / f"{NATORI_SESSION}.jsonl", project)
+    subagents = NATORI / NATORI_SESSION / "subagents"
+    agents = sorted(p.name for p in subagents.glob("agent-*.jsonl"))
+    for agent in agents:
+        shutil.copy(subagents / agent, project)
+    return project, agents
+
+
+def _only_session(ctx: JobContext) -> ActivitySession:
+    with ctx.sessions() as s:
+        [session] = s.scalars(select(ActivitySession))
+    return session
+
+
 def test_claude_code_subagent_transcripts_beside_the_session_file_are_read_with_it(
     db_url: str, tmp_path: Path
 ) -> None:
-    # 2.0 versions wrote a subagent's transcript (a "Warmup" probe at the session's
-    # start, an Explore run) into the project directory as agent-<id>.jsonl, beside the
-    # session's own; only its records name the session
-    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
-    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
-    project = tmp_path / "-Users-natori-work-mysite"
-    project.mkdir()
-    shutil.copy(real / f"{session_id}.jsonl", project)
-    agents = [p.name for p in (real / session_id / "subagents").glob("agent-*.jsonl")]
-    for agent in agents:
-        shutil.copy(real / session_id / "subagents" / agent, project)
+    project, agents = _laid_flat(tmp_path)
     ctx = make_ctx(db_url, importers={"session_idle_s": 0})
     stats = ClaudeCodeImporter(ctx).import_paths([project])
     assert (stats.files, stats.sessions, stats.sessions_ended, stats.errors) == (6, 1, 1, 0)
-    with ctx.sessions() as s:
-        [session] = s.scalars(select(ActivitySession))
     # one session, begun by its first subagent's probe, as where the files sit in a subfolder
-    assert session.external_id == session_id
+    session = _only_session(ctx)
+    assert session.external_id == NATORI_SESSION
     assert session.started_at is not None and session.started_at.isoformat().startswith(
         "2026-01-10T08:26:27"
     )
     tasks = sorted(c.raw_text for c in candidates(ctx) if c.suggested_kind == "task")
     assert len(tasks) == 3 and "Warmup" not in tasks
     # named alone, either file brings the whole group, the session's own first
-    for named in (f"{session_id}.jsonl", "agent-abbfd04.jsonl"):
+    for named in (f"{NATORI_SESSION}.jsonl", "agent-abbfd04.jsonl"):
         [group] = transcript_groups([(project / named).resolve()])
-        assert [p.name for p in group] == [f"{session_id}.jsonl", *sorted(agents)]
+        assert [p.name for p in group] == [f"{NATORI_SESSION}.jsonl", *agents]
+
+
+def test_claude_code_subagent_transcripts_wait_for_their_sessions(
+    db_url: str, tmp_path: Path
+) -> None:
+    project, _ = _laid_flat(tmp_path, main=False)
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    alone = ClaudeCodeImporter(ctx).import_paths([project])
+    assert (alone.sessions, alone.candidates, alone.errors) == (0, 0, 0)
+    shutil.copy(NATORI / f"{NATORI_SESSION}.jsonl", project)
+    ClaudeCodeImporter(ctx).import_paths([project])
+    session = _only_session(ctx)
+    assert session.external_id == NATORI_SESSION  # the first segment, its subagents' start in it
+    assert session.started_at is not None and session.started_at.isoformat().startswith(
+        "2026-01-10T08:26:27"
+    )
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["..", "../../etc/passwd", "/tmp/x", "x" * 10_000, 12345, {"a": 1}, None, "", "orphan"],
+)
+def test_claude_code_subagent_transcript_naming_no_session_beside_it_is_no_session(
+    db_url: str, tmp_path: Path, named: object
+) -> None:
+    project, _ = _laid_flat(tmp_path)
+    agent = project / "agent-abbfd04.jsonl"
+    records = [json.loads(line) for line in agent.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        record["sessionId"] = "0b1d7e52-3c55-4f0e-9a51-7d2c9e0f4a11" if named == "orphan" else named
+    agent.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    stats = ClaudeCodeImporter(ctx).import_paths([project])
+    assert stats.sessions == 1 and _only_session(ctx).external_id == NATORI_SESSION
+    projects = [c for c in candidates(ctx) if c.suggested_kind == "project"]
+    assert len(projects) == 1
+
+
+def test_claude_code_subagent_transcript_naming_its_session_late_in_its_first_record(
+    db_url: str, tmp_path: Path
+) -> None:
+    # newer versions write `sessionId` after the message: a long prompt puts it past the
+    # first bytes
+    project, agents = _laid_flat(tmp_path)
+    agent = project / "agent-abbfd04.jsonl"
+    records = [json.loads(line) for line in agent.read_text(encoding="utf-8").splitlines()]
+    records[0]["message"]["content"] = "Look through the templates. " * 400
+    late = [
+        {k: v for k, v in r.items() if k != "sessionId"} | {"sessionId": r["sessionId"]}
+        for r in records
+    ]
+    agent.write_text("".join(json.dumps(r) + "\n" for r in late), encoding="utf-8")
+    assert agent.read_bytes().index(b'"sessionId"') > 8192
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    assert ClaudeCodeImporter(ctx).import_paths([project]).sessions == 1
+    assert _only_session(ctx).external_id == NATORI_SESSION
+    [group] = transcript_groups([agent.resolve()])
+    assert [p.name for p in group] == [f"{NATORI_SESSION}.jsonl", *agents]
 
 
 def test_claude_code_transcript_read_again_whole_makes_no_segment_of_its_copies(
     db_url: str, tmp_path: Path
 ) -> None:
-    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
-    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
-    project = tmp_path / "-Users-natori-work-mysite"
+    session_id = NATORI_SESSION
+    project = tmp_path / NATORI.name
     project.mkdir()
     transcript = project / f"{session_id}.jsonl"
-    shutil.copy(real / transcript.name, transcript)
+    shutil.copy(NATORI / transcript.name, transcript)
     ctx = make_ctx(db_url, importers={"session_idle_s": 0})
     assert ClaudeCodeImporter(ctx).import_paths([project]).sessions == 1
     # its first bytes edited (a sync tool, another version's mark): read again from the start,

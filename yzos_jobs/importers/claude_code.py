@@ -80,6 +80,10 @@ class ClaudeCodeImporter(FileImporter):
             self._import_group(group)
 
     def _import_group(self, group: list[Path]) -> None:
+        if all(is_subagent(p) for p in group):
+            # subagents' transcripts without their session's: their records are no one's
+            # requests, read with the session's transcript once it is there
+            return
         opened: list[OpenedFile] = []
         for path in group:
             try:

@@ -15,34 +15,62 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
+
 from yzos_jobs.files import open_regular
 from yzos_jobs.importers.claude_transcript import SUBAGENTS
 
 AGENT_PREFIX = "agent-"  # how Claude Code names a subagent's transcript, in either place
 # How much of a top-level subagent transcript is read for the session it belongs to: its first
-# record names it among the fields written before the message. Every such file is looked at on
-# every import run, so no more than reading its mark costs.
+# record names it among the fields written before the message, in its first bytes; where it does
+# not (a long prompt first), up to the bound below. Every such file is looked at on every import
+# run, so the first bytes are what reading its mark costs, and a longer read is made once per
+# file and process.
 _HEAD_BYTES = 4096
+_FIRST_RECORD_BYTES = 1 << 20
+_KNOWN_MAX = 100_000
 # A key of the record itself: inside a JSON string a quote is escaped, so `\"sessionId\"` in
-# a message does not match.
-_SESSION = re.compile(rb'"sessionId"\s*:\s*"([^"\\/]{1,200})"')
+# a message does not match. A session id is a string; any other value names no session.
+_SESSION = re.compile(rb'"sessionId"\s*:\s*"((?:[^"\\]|\\.){0,1000})"')
+_known: dict[tuple[int, int, int], str | None] = {}  # (device, inode, size) → session named
 
 
 def _named_session(path: Path) -> str | None:
-    """The session a top-level subagent transcript's first record names (`sessionId`), where it
-    is another file's (a transcript named after its own session is that session's)."""
+    """The session a top-level subagent transcript's first record names (`sessionId`), or None
+    where none can be read."""
     try:
         with open_regular(path) as fh:
+            st = os.fstat(fh.fileno())
+            key = (st.st_dev, st.st_ino, st.st_size)
+            if key in _known:
+                return _known[key]
             head = fh.read(_HEAD_BYTES)
+            found = _SESSION.search(head)
+            if found is None and b"\n" not in head:
+                head += fh.read(_FIRST_RECORD_BYTES - len(head))
+                found = _SESSION.search(head.split(b"\n", 1)[0])
     except OSError:
         return None
-    found = _SESSION.search(head)
-    if found is None:
+    named = None
+    if found is not None:
+        try:
+            named = orjson.loads(b'"' + found.group(1) + b'"')
+        except orjson.JSONDecodeError:
+            named = None
+    if len(_known) >= _KNOWN_MAX:
+        _known.clear()
+    _known[key] = named
+    return named
+
+
+def _beside(path: Path, named: str | None) -> Path | None:
+    """The session transcript beside `path` that `named` names: a plain file name, never a
+    path, `..` or the file itself."""
+    if not named or named in (".", "..") or any(c in named for c in "/\\\0"):
         return None
-    named = found.group(1).decode("utf-8", "replace")
-    # a name that is no file name of its own (`..`, a NUL) names no file beside it
-    plain = named not in (".", "..") and "\0" not in named
-    return named if plain and named != path.stem else None
+    if named == path.stem or len(named.encode("utf-8", "replace")) > 250:
+        return None
+    return path.parent / f"{named}.jsonl"
 
 
 class _Directory:
@@ -56,19 +84,18 @@ class _Directory:
         except OSError:
             candidates = []
         for path in candidates:
-            named = _named_session(path) if path.is_file() else None
-            if named is not None:
-                self.by_session.setdefault(named, []).append(path.resolve())
+            main = _beside(path, _named_session(path)) if path.is_file() else None
+            if main is not None:
+                self.by_session.setdefault(main.stem, []).append(path.resolve())
 
 
 def main_transcript(path: Path) -> Path:
-    """The session transcript a subagent's transcript belongs to (itself for a main one)."""
+    """The session transcript a subagent's transcript belongs to (itself for a main one, and
+    for a subagent's whose records name no session beside it)."""
     if path.parent.name == SUBAGENTS:
         return path.parent.parent.with_suffix(".jsonl")
     if path.name.startswith(AGENT_PREFIX):
-        named = _named_session(path)
-        if named is not None:
-            return path.parent / f"{named}.jsonl"
+        return _beside(path, _named_session(path)) or path
     return path
 
 
@@ -100,8 +127,11 @@ def transcript_groups(files: Sequence[Path]) -> list[list[Path]]:
 
 
 def is_subagent(path: Path) -> bool:
-    """Whether a transcript is a subagent's: its records are its session's, never requests."""
-    return main_transcript(path) != path
+    """Whether a transcript is a subagent's: its records are its session's, never requests. A
+    top-level `agent-<id>.jsonl` is, unless its records name it as their own session."""
+    if path.parent.name == SUBAGENTS:
+        return True
+    return path.name.startswith(AGENT_PREFIX) and _named_session(path) != path.stem
 
 
 # How far from its end a transcript is searched for its last record's time. Every transcript is
