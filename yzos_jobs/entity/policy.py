@@ -7,7 +7,6 @@ The key form of a name (uniqueness) and its display form are different functions
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -106,8 +105,7 @@ def names_the_same(model_name: str, raw_text: str) -> bool:
     at least half its words are words of the candidate ("YZOS Core" for `yzos-core`, "Alice
     Chen" for `alice.chen@x.com` or `alice`, a request's title cut from it), it spells words of
     the candidate that follow one another spaced otherwise ("VS Code" for `vscode-insiders`,
-    "Alice Chen" for `alicechen92`), the candidate is its initials ("Y Combinator" for `YC`),
-    or a handle made of it ("Alice Chen" for `achen` or `chena@corp.com`).
+    "Alice Chen" for `alicechen92`), or the candidate is its initials ("Y Combinator" for `YC`).
     A name for something else ("assistant" for the repository `tellmepedia`, as a small model
     answers) is not taken: a name is what the structure saw, which the model may tidy, never
     replace."""
@@ -120,30 +118,7 @@ def names_the_same(model_name: str, raw_text: str) -> bool:
     if _spells_a_run(joined, raw):
         return True
     initials = "".join(w[0] for w in words)
-    if len(initials) > 1 and initials == "".join(raw):
-        return True
-    return any(_spells_a_run(handle, raw) for handle in _handles(words))
-
-
-# A name's words past this many make no handle of it: a person's or a product's name is short,
-# and each more word doubles the forms tried.
-_HANDLE_WORDS = 4
-
-
-def _handles(words: list[str]) -> list[str]:
-    """The handles a name of several words is written as, each word whole or its initial and
-    at least one whole, in the name's order or with its last word first: "achen", "alicec",
-    "chena" for Alice Chen."""
-    if not 1 < len(words) <= _HANDLE_WORDS:
-        return []
-    handles: list[str] = []
-    for order in (words, [words[-1], *words[:-1]]):
-        for whole in itertools.product((True, False), repeat=len(order)):
-            if any(whole) and not all(whole):
-                handles.append(
-                    "".join(w if keep else w[0] for w, keep in zip(order, whole, strict=True))
-                )
-    return handles
+    return len(initials) > 1 and initials == "".join(raw)
 
 
 def _spells_a_run(joined: str, words: list[str]) -> bool:
