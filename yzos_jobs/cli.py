@@ -457,10 +457,12 @@ def _job_context(app: AppContext, log_level: str = "warning") -> JobContext:
     from yzos_jobs.runtime import build_classifier
 
     app.logging(log_level)
+    stop = threading.Event()  # a job's, and its classifier's: no new call once it is set
     return JobContext(
         settings=app.settings,
         sessions=app.session_factory,
-        classifier=build_classifier(app.settings, app.session_factory),
+        classifier=build_classifier(app.settings, app.session_factory, stopping=stop),
+        stop=stop,
     )
 
 

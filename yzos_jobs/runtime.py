@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -15,7 +16,11 @@ from yzos_jobs.inference.profile import InferenceProfile
 
 
 def build_classifier(
-    settings: Settings, sessions: sessionmaker[Session] | None, *, use_cache: bool = True
+    settings: Settings,
+    sessions: sessionmaker[Session] | None,
+    *,
+    use_cache: bool = True,
+    stopping: threading.Event | None = None,
 ) -> Classifier:
     profile = InferenceProfile.from_settings(settings.llm)
 
@@ -34,4 +39,5 @@ def build_classifier(
         corrections=correction_lookup(sessions, settings.llm.max_correction_examples)
         if sessions
         else None,
+        stopping=stopping,
     )

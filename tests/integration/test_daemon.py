@@ -17,7 +17,7 @@ from tests.support.jobs import add_candidates, candidates, entities, make_ctx, s
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.models import EntityCandidate, JobRun
 from yzos_jobs.jobcontext import JobContext
-from yzos_jobs.testing import OpenAIDouble, candidate_of, verdict
+from yzos_jobs.testing import Hang, OpenAIDouble, candidate_of, verdict
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -254,3 +254,29 @@ def test_second_signal_exits_at_once_and_leases_cover_the_batch(
     assert leases and all(lease > utcnow() for lease in leases)
     assert len(leases) + _count(ctx, EntityCandidate.status == "promoted") == 40
     assert _count(ctx, EntityCandidate.status == "pending") == 20
+
+
+def test_a_stopping_daemon_makes_no_new_call_to_the_model(pg_url: str, tmp_path: Path) -> None:
+    # A model that never answers in time: each call ends at llm.timeout_s, and the client
+    # would try it twice more (a minute each at the defaults) before the stop could end.
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, {"raw_text": "Never answered"})
+    with OpenAIDouble(lambda body: Hang(60)) as llm:
+        cfg = write_config(
+            tmp_path / "hang.toml",
+            llm.base_url,
+            llm={"max_concurrency": 1, "max_retries": 2, "timeout_s": 3.0},
+            jobs={"run_lease_s": 5},
+            logging={"format": "json", "level": "debug"},
+            **{"jobs.entity_promote": {"interval_s": 1, "batch_size": 1, "lease_s": 30}},
+        )
+        daemon = start_daemon(pg_url, cfg)
+        wait_for(lambda: llm.calls >= 1, 120, "a call in flight")
+        daemon.send_signal(signal.SIGTERM)
+        asked = llm.calls
+        code = daemon.wait(timeout=120)
+        after = llm.calls
+    assert code == 0, daemon.stderr[-3000:]
+    # the call in flight ran out its time; no retry of it, no other call, went out
+    assert after == asked == 1
+    assert _count(ctx, EntityCandidate.status == "claimed") == 0

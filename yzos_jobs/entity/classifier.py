@@ -135,14 +135,17 @@ class Classifier:
         app_lookup: AppLookup | None = None,
         client: OpenAI | None = None,
         corrections: CorrectionLookup | None = None,
+        stopping: threading.Event | None = None,
     ) -> None:
+        """`stopping`: set when the process stops, after which no new request goes out (the
+        client's retries of a call in flight included)."""
         self.profile = profile
         self.scheduler = InferenceScheduler(profile)
         self.cache = cache
         self.app_lookup = app_lookup
         self.corrections = corrections
         self._prompt_memo: tuple[tuple[CorrectionExample, ...], Prompt] | None = None
-        self.chat = BoundedChat(profile, api_key=api_key, client=client)
+        self.chat = BoundedChat(profile, api_key=api_key, client=client, stopping=stopping)
         self._executor: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 

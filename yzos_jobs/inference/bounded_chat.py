@@ -42,10 +42,16 @@ class BoundedChat:
     """The model's chat endpoint, shared by every caller of one classifier."""
 
     def __init__(
-        self, profile: InferenceProfile, *, api_key: str | None = None, client: OpenAI | None = None
+        self,
+        profile: InferenceProfile,
+        *,
+        api_key: str | None = None,
+        client: OpenAI | None = None,
+        stopping: threading.Event | None = None,
     ) -> None:
         self.profile = profile
         self._api_key = api_key
+        self._stopping = stopping
         self._client = client
         # A client handed in (a test's, a benchmark's) is taken as it is: no probe of its server
         self._ask_slots = client is None
@@ -59,7 +65,7 @@ class BoundedChat:
     def client(self) -> OpenAI:
         """The OpenAI client, built (and the SDK imported) on first use."""
         if self._client is None:
-            self._client = build_client(self.profile, self._api_key)
+            self._client = build_client(self.profile, self._api_key, self._stopping)
         return self._client
 
     @property

@@ -21,6 +21,8 @@ from yzos_jobs.inference.schema import VERDICT, Field, gbnf, response_format_for
 from yzos_jobs.redact import mask_url_credentials
 
 if TYPE_CHECKING:
+    import threading
+
     from openai import OpenAI
 
 # `openai` is imported on first use: commands that never call an LLM start faster without it.
@@ -33,7 +35,11 @@ _REFUSAL_CHARS = 200
 MAX_REPLY_BYTES = 4 * 2**20
 
 
-def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
+def build_client(
+    profile: InferenceProfile, api_key: str | None, stopping: threading.Event | None = None
+) -> OpenAI:
+    """The OpenAI client of `profile`, whose requests end at `llm.timeout_s` each and make no
+    new request once `stopping` is set."""
     from openai import DefaultHttpxClient, OpenAI
 
     from yzos_jobs.inference.deadline import DeadlineTransport, proxy_for
@@ -43,6 +49,7 @@ def build_client(profile: InferenceProfile, api_key: str | None) -> OpenAI:
         max_connections=profile.max_concurrency,
         proxy=proxy_for(profile.base_url),
         max_body_bytes=MAX_REPLY_BYTES,
+        stopping=stopping,
     )
     return OpenAI(
         base_url=profile.base_url,

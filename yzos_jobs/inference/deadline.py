@@ -19,6 +19,7 @@ proxy the environment names for the base URL (NO_PROXY respected), reached under
 
 from __future__ import annotations
 
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -195,9 +196,11 @@ class DeadlineTransport(httpx2.BaseTransport):
         max_connections: int = 64,
         proxy: str | None = None,
         max_body_bytes: int | None = None,
+        stopping: threading.Event | None = None,
     ) -> None:
         self.total_s = total_s
         self.max_body_bytes = max_body_bytes
+        self.stopping = stopping
         pool: dict[str, Any] = {
             "ssl_context": httpx2.create_ssl_context(),
             "max_connections": max_connections,
@@ -221,6 +224,11 @@ class DeadlineTransport(httpx2.BaseTransport):
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         assert isinstance(request.stream, httpx2.SyncByteStream)
+        if self.stopping is not None and self.stopping.is_set():
+            # The process is stopping: a call in flight finishes, but the client's retries of
+            # it (each a request of its own, up to a timeout each) would hold the stop for
+            # minutes. What it was for waits for the next run.
+            raise httpx2.ConnectError("stopping: no new request")
         deadline = time.monotonic() + self.total_s
         headers = request.headers.raw
         if self.max_body_bytes is not None:
