@@ -171,3 +171,26 @@ def test_a_history_that_cannot_be_read_counts_as_met_again_not_as_new_work(
     assert first["errors"] == 1 and "errors_again" not in first["sources"]["aider"]
     assert again["errors"] == 0 and again["sources"]["aider"]["errors_again"] == 1
     assert sum(e["event"] == "source record skipped" for e in logged) == 1
+
+
+def test_the_daemon_reads_subagent_transcripts_beside_the_session_file_with_it(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2.0 versions wrote each subagent's transcript beside the session's own
+    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
+    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
+    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
+    project = tmp_path / "projects" / real.name
+    project.mkdir(parents=True)
+    shutil.copy(real / f"{session_id}.jsonl", project)
+    for agent in (real / session_id / "subagents").glob("agent-*.jsonl"):
+        shutil.copy(agent, project)
+    ctx = make_ctx(
+        db_url,
+        sources={"claude_code": [str(tmp_path / "projects")], "apps": False},
+        importers={"session_idle_s": 0},
+    )
+    found = run_import_sources(ctx)["sources"]["claude_code"]
+    assert (found["files"], found["sessions"], found["sessions_ended"]) == (6, 1, 1)
+    again = run_import_sources(ctx)["sources"]["claude_code"]
+    assert (again["files_unchanged"], again["sessions"]) == (6, 0)

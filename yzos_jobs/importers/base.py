@@ -228,6 +228,10 @@ class FileImporter:
             except OSError as exc:  # unreadable: one line, and the other files are imported
                 self._unreadable(path, exc)
 
+    def import_unit(self, files: list[Path]) -> None:
+        """One unit the daemon locks and imports (`sources.feed`): a file, for most importers."""
+        self.import_each(files)
+
     def import_file(self, path: Path) -> None:
         raise NotImplementedError
 

@@ -76,8 +76,15 @@ class ClaudeCodeImporter(FileImporter):
 
     def import_each(self, files: list[Path]) -> None:
         for group in transcript_groups(files):
-            self.stats.files += len(group)
-            self._import_group(group)
+            self.import_unit(group)
+
+    def import_unit(self, files: list[Path]) -> None:
+        """One transcript group as `transcript_groups` made it (grouped once for a whole run:
+        grouping lists the directory's subagents' transcripts)."""
+        if self.ctx.stop.is_set():
+            return  # the daemon was asked to stop: the groups left are read next time
+        self.stats.files += len(files)
+        self._import_group(files)
 
     def _import_group(self, group: list[Path]) -> None:
         if all(is_subagent(p) for p in group):

@@ -139,7 +139,7 @@ def _import(
                 break
             with file_lock(key) as held:
                 if held:
-                    importer.import_each(files)
+                    importer.import_unit(files)
                 else:
                     locked += 1
     stats = importer.stats
