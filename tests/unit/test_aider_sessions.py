@@ -337,3 +337,14 @@ def test_only_the_failed_commands_lines_are_read_for_its_paths(tmp_path: Path) -
         "> Running: tool --no-verify -- /home/other/elsewhere/app/a.py\n\n"
     )
     assert _one_project(tmp_path, body) == str(tmp_path / "moved")
+
+
+def test_a_path_printed_after_many_files_were_added_pairs_with_its_name(tmp_path: Path) -> None:
+    added = "".join(f"> Added f{n:02d}.py to the chat.\n" for n in range(1, 26))
+    [session] = sessions(
+        tmp_path,
+        "> Git repo: .git with 30 files\n" + added + "\n#### please fix the parser in f25\n\n"
+        "> /home/u/proj/f25.py: [Errno 13] Permission denied\n\n",
+        folder="moved",
+    )
+    assert session.project_path == "/home/u/proj"

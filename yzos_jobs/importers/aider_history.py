@@ -49,6 +49,7 @@ from blake3 import blake3
 from yzos_jobs.files import open_regular
 from yzos_jobs.importers import repository as repo
 from yzos_jobs.importers.aider_repository import (
+    MAX_ADDED_FILES,
     MAX_PATHS,
     MIN_RUN_DIR_DEPTH,
     SessionRepository,
@@ -334,11 +335,11 @@ class AiderSession:
         elif m := ADDED.match(text):
             name = m.group(1).strip()
             names = r.printed_paths if repo.is_absolute(name) else r.root_names
-            if len(names) < MAX_PATHS:
+            if len(names) < MAX_ADDED_FILES:
                 names.append(name)
             self._touched(line, at, name, edited=False)
             kind = "added"
-        elif (m := CREATING.match(text)) and len(r.printed_paths) < MAX_PATHS:
+        elif (m := CREATING.match(text)) and len(r.printed_paths) < MAX_ADDED_FILES:
             r.printed_paths.append(m.group(1).strip())
         elif (m := UNREADABLE.match(text)) and len(r.root_names) < MAX_PATHS:
             r.root_names.append(m.group(1).strip())

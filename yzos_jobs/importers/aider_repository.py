@@ -42,6 +42,10 @@ VENV_COMMAND = re.compile(
 )
 MIN_RUN_DIR_DEPTH = 3  # `/home/me/project`; a shallower directory (`/tmp`) is no repository's
 MAX_PATHS = 20  # file names kept per /add, and paths per kind, as evidence of the repository
+# Files added to the chat (or created) kept per session: a path printed later pairs with any of
+# them (`Added f25.py`, then `/home/me/proj/f25.py: …`); the bound holds a history that adds
+# thousands of files to what one session of a person's holds.
+MAX_ADDED_FILES = 1000
 
 
 @dataclass
