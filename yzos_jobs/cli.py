@@ -535,9 +535,6 @@ IMPORT_COUNTS = (
     "skipped",
     "errors",
 )
-# How a counter reads in the summary line where its key would mislead: `skipped` counts records
-# imported before (copies), while a bad record is an error, printed as a `skipped FILE:LINE` line.
-IMPORT_COUNT_NAMES = {"skipped": "already_imported"}
 MAX_LINES_SHOWN = 20
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
@@ -549,7 +546,7 @@ def _run_import(
     from yzos_jobs.importers.base import check_import_path
     from yzos_jobs.importers.records import ImportPathError
     from yzos_jobs.logging import logs_as_json
-    from yzos_jobs.progress import counters_text, progress_bar
+    from yzos_jobs.progress import IMPORT_COUNT_NAMES, counters_text, progress_bar
 
     try:
         for path in paths:  # before the database is opened, which makes a SQLite file

@@ -59,6 +59,13 @@ def progress_bar(label: str, stream: Any = None, *, enabled: bool = True) -> Ite
         yield _Bar(progress, label)
 
 
+# How a counter of an import reads in a summary line where its key would mislead: `skipped`
+# counts records that repeat one read before (a copied file, a resumed transcript's copies, a
+# record written twice), while a bad record is an error, printed as a `skipped FILE:LINE` line.
+IMPORT_COUNT_NAMES = {"skipped": "copies"}
+IMPORT_JOB = "import_sources"
+
+
 def counters_text(
     stats: dict[str, Any],
     order: tuple[str, ...] = COUNT_ORDER,
@@ -91,5 +98,6 @@ def render_counts(result: Any) -> str:
     if result.error:
         head += f": {result.error}"
     # a run that failed before it counted anything did not find "nothing to do"
-    counted = counters_text(result.stats, idle="" if result.error else "nothing to do")
+    names = IMPORT_COUNT_NAMES if result.job == IMPORT_JOB else None
+    counted = counters_text(result.stats, names=names, idle="" if result.error else "nothing to do")
     return f"{head}  {counted}" if counted else head

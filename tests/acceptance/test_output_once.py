@@ -48,7 +48,7 @@ def test_the_import_summary_tells_records_imported_before_from_bad_ones(
     (summary,) = Printed.lines(again.stdout)
     # the copy's ten records were imported from the example: counted apart from the bad line,
     # the one `skipped` line on stderr
-    assert "already_imported 10" in summary and "errors 1" in summary, summary
+    assert "copies 10" in summary and "errors 1" in summary, summary
     assert "skipped 10" not in summary
     (bad,) = [line for line in Printed.lines(again.stderr) if line.startswith("skipped ")]
     assert bad.startswith(f"skipped {copy}:4")

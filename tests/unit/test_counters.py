@@ -69,3 +69,11 @@ def test_a_run_that_failed_before_counting_says_only_that_it_failed() -> None:
     assert render_counts(idle) == "entity_promote succeeded  nothing to do"
     partly = RunResult("import_sources", "once:3", "failed", {"records": 4}, "disk full")
     assert render_counts(partly) == "import_sources failed: disk full  records 4"
+
+
+def test_records_an_import_met_again_read_as_copies_not_as_skipped() -> None:
+    imported = RunResult("import_sources", "run:1", "succeeded", {"records": 3, "skipped": 27})
+    assert render_counts(imported) == "import_sources succeeded  copies 27  records 3"
+    # another job's `skipped` is its own (candidates handed back)
+    promoted = RunResult("entity_promote", "run:2", "succeeded", {"skipped": 2})
+    assert render_counts(promoted) == "entity_promote succeeded  skipped 2"
