@@ -26,6 +26,7 @@ from typing import Any
 
 from apscheduler.events import (
     EVENT_JOB_ERROR,
+    EVENT_JOB_EXECUTED,
     EVENT_JOB_MAX_INSTANCES,
     EVENT_JOB_MISSED,
     JobExecutionEvent,
@@ -50,6 +51,8 @@ PRUNE_EVERY = timedelta(days=1)
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 # How often the main thread looks at whether it was asked to stop, should a wakeup be missed.
 WAKE_CHECK_S = 1.0
+# Intervals a run may overlap before the daemon says so at warning level (once per long run).
+OVERLAPS_TOLD = 10
 
 
 class _Active:
@@ -80,6 +83,7 @@ class Daemon:
         self.operations = Operations(ctx)
         self.active = _Active()
         self.signals = 0
+        self.overlapped: dict[str, int] = {}  # per scheduled job, intervals its run has taken
         self.stopped_by: str | None = None  # the signal that asked the daemon to stop
         self.scheduler = BackgroundScheduler(
             timezone="UTC",
@@ -173,21 +177,32 @@ class Daemon:
         self._schedule_sources()
 
     def _listen(self) -> None:
-        def on_event(event: Any) -> None:
-            if event.code == EVENT_JOB_ERROR and isinstance(event, JobExecutionEvent):
-                log.error("scheduled job raised", job=event.job_id, error=repr(event.exception))
-            elif event.code == EVENT_JOB_MISSED:
-                log.warning(
-                    "scheduled run missed",
-                    job=event.job_id,
-                    scheduled=str(event.scheduled_run_time),
-                )
-            elif event.code == EVENT_JOB_MAX_INSTANCES and isinstance(event, JobSubmissionEvent):
-                log.warning("run skipped: the previous one is still running", job=event.job_id)
-
         self.scheduler.add_listener(
-            on_event, EVENT_JOB_ERROR | EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES
+            self.on_scheduler_event,
+            EVENT_JOB_ERROR | EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES | EVENT_JOB_EXECUTED,
         )
+
+    def on_scheduler_event(self, event: Any) -> None:
+        if event.code in (EVENT_JOB_EXECUTED, EVENT_JOB_ERROR):
+            self.overlapped.pop(event.job_id, None)  # the long run is over
+        if event.code == EVENT_JOB_ERROR and isinstance(event, JobExecutionEvent):
+            log.error("scheduled job raised", job=event.job_id, error=repr(event.exception))
+        elif event.code == EVENT_JOB_MISSED:
+            log.warning(
+                "scheduled run missed", job=event.job_id, scheduled=str(event.scheduled_run_time)
+            )
+        elif event.code == EVENT_JOB_MAX_INSTANCES and isinstance(event, JobSubmissionEvent):
+            # A run longer than its interval is ordinary (the first import of a large history,
+            # a slow model): said once it has taken OVERLAPS_TOLD intervals, not at each.
+            skipped = self.overlapped[event.job_id] = self.overlapped.get(event.job_id, 0) + 1
+            if skipped == OVERLAPS_TOLD:
+                log.warning(
+                    "a run is taking many intervals; the next starts once it ends",
+                    job=event.job_id,
+                    intervals=skipped,
+                )
+            else:
+                log.info("run skipped: the previous one is still running", job=event.job_id)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         # Nothing that takes a lock: the main thread may be inside a log call, or submitting a

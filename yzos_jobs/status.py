@@ -167,9 +167,10 @@ SOURCE_NAMES = ("claude_code", "aider", "jsonl", "apps")
 def sources_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     """Per source: whether [sources] names it, the files seen (on every host sharing the
     database), when something was last imported from it, and the sessions the last
-    import_sources run found still open."""
+    import_sources run found still open (the last that ended: a run going on has counted
+    nothing yet)."""
     files = overview.files_by_importer(conn)
-    last = next(iter(overview.recent_runs(conn, "import_sources", 1)), None)
+    last = next(iter(overview.recent_runs(conn, "import_sources", 1, finished=True)), None)
     per_source = ((last.stats or {}).get("sources") or {}) if last is not None else {}
     configured = settings.sources
     report: dict[str, Any] = {}

@@ -9,11 +9,20 @@ from pathlib import Path
 from subprocess import PIPE
 
 import pytest
+from apscheduler.events import (
+    EVENT_JOB_EXECUTED,
+    EVENT_JOB_MAX_INSTANCES,
+    JobExecutionEvent,
+    JobSubmissionEvent,
+)
 from sqlalchemy import func, select, text
+from structlog.testing import capture_logs
 
 from tests.support.cli import cli_env, spawn_cli
 from tests.support.daemons import Daemon, start_daemon, stop, wait_for, write_config
 from tests.support.jobs import add_candidates, candidates, entities, make_ctx, sighting_count
+from yzos_jobs.daemon import OVERLAPS_TOLD
+from yzos_jobs.daemon import Daemon as DaemonProcess
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.models import EntityCandidate, JobRun
 from yzos_jobs.jobcontext import JobContext
@@ -280,3 +289,23 @@ def test_a_stopping_daemon_makes_no_new_call_to_the_model(pg_url: str, tmp_path:
     # the call in flight ran out its time; no retry of it, no other call, went out
     assert after == asked == 1
     assert _count(ctx, EntityCandidate.status == "claimed") == 0
+
+
+def test_a_run_longer_than_its_interval_is_told_once_it_has_taken_many(db_url: str) -> None:
+    daemon = DaemonProcess(make_ctx(db_url))
+
+    def skipped() -> JobSubmissionEvent:
+        return JobSubmissionEvent(EVENT_JOB_MAX_INSTANCES, "import_sources", "default", [utcnow()])
+
+    with capture_logs() as logged:
+        for _ in range(OVERLAPS_TOLD * 2):
+            daemon.on_scheduler_event(skipped())
+        daemon.on_scheduler_event(
+            JobExecutionEvent(EVENT_JOB_EXECUTED, "import_sources", "default", utcnow())
+        )
+        for _ in range(OVERLAPS_TOLD):
+            daemon.on_scheduler_event(skipped())
+    warned = [e for e in logged if e["log_level"] == "warning"]
+    # once for each long run, the ordinary overlaps at info
+    assert [(e["job"], e["intervals"]) for e in warned] == [("import_sources", OVERLAPS_TOLD)] * 2
+    assert sum(e["log_level"] == "info" for e in logged) == OVERLAPS_TOLD * 3 - 2

@@ -15,10 +15,13 @@ from structlog.testing import capture_logs
 
 from tests.support.cli import cli_env, run_cli
 from tests.support.jobs import make_ctx
-from yzos_jobs.db.models import AppMetadataRow
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.models import AppMetadataRow, JobRun
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.maintain.runner import run_job
 from yzos_jobs.sources import feed
 from yzos_jobs.sources.feed import run_import_sources
+from yzos_jobs.status import sources_status
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXAMPLE = FIXTURES.parents[1] / "examples" / "observations.jsonl"
@@ -194,3 +197,36 @@ def test_the_daemon_reads_subagent_transcripts_beside_the_session_file_with_it(
     assert (found["files"], found["sessions"], found["sessions_ended"]) == (6, 1, 1)
     again = run_import_sources(ctx)["sources"]["claude_code"]
     assert (again["files_unchanged"], again["sessions"]) == (6, 0)
+
+
+def test_status_tells_the_open_sessions_while_the_next_import_runs(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
+    history = tmp_path / "work" / "app" / ".aider.chat.history.md"
+    history.parent.mkdir(parents=True)
+    history.write_text("# aider chat started at 2026-11-04 10:00:00\n\n#### add a login page\n")
+    ctx = make_ctx(
+        db_url,
+        sources={"claude_code": [], "aider": [str(tmp_path / "work")], "apps": False},
+        importers={"session_idle_s": 3600},  # written just now: still going on
+    )
+    assert run_job(ctx, "import_sources").status == "succeeded"
+
+    def open_sessions() -> int:
+        with ctx.sessions() as s:
+            return sources_status(s.connection(), ctx.settings)["aider"]["sessions_open"]
+
+    assert open_sessions() == 1
+    # the next run has begun (here, or in another daemon) and counted nothing yet
+    with ctx.sessions() as s, s.begin():
+        s.add(
+            JobRun(
+                job_name="import_sources",
+                slot="run:next",
+                status="running",
+                owner="other",
+                started_at=utcnow(),
+            )
+        )
+    assert open_sessions() == 1

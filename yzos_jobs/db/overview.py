@@ -124,14 +124,17 @@ def recent_owners(conn: Connection, since: datetime) -> list[tuple[str, datetime
     return [(owner, at) for owner, at in rows]
 
 
-def recent_runs(conn: Connection, job_name: str, limit: int) -> list[RunRow]:
-    """The job's latest runs, newest first."""
+def recent_runs(
+    conn: Connection, job_name: str, limit: int, *, finished: bool = False
+) -> list[RunRow]:
+    """The job's latest runs, newest first (`finished`: those that have ended, with what they
+    counted)."""
     r = JOB_RUNS.c
+    where = [r.job_name == job_name]
+    if finished:
+        where.append(r.status != "running")
     rows = conn.execute(
-        select(*_RUN_COLUMNS)
-        .where(r.job_name == job_name)
-        .order_by(r.started_at.desc())
-        .limit(limit)
+        select(*_RUN_COLUMNS).where(*where).order_by(r.started_at.desc()).limit(limit)
     )
     return [RunRow(*row) for row in rows]
 
