@@ -236,3 +236,50 @@ def test_a_task_left_without_a_project_is_tied_once_its_repository_has_one(db_ur
     ents = _by_name(ctx)
     assert ents["myrepo"].kind == "project"
     assert ents["fix login"].project_id == ents["myrepo"].id == ents["add tests"].project_id
+
+
+def test_a_new_name_leaves_an_archived_entity_archived(db_url: str) -> None:
+    ctx = _seed(db_url, {"raw_text": "whatsapp-sender", "suggested_kind": "project"})
+    [entity] = entities(ctx)
+    correct(ctx.sessions, f"e:{entity.id}", "not_entity", None)
+    renamed = correct(ctx.sessions, f"e:{entity.id}", "rename", "WA sender")
+    assert renamed.message.endswith("(archived; --restore brings it back)")
+    [entity] = entities(ctx)
+    assert (entity.display_name, entity.status) == ("WA sender", "archived")
+    override = _override(ctx, entity.id)
+    assert override is not None and override.status == "archived"
+    # still the user's: later sightings never bring it back
+    add_candidates(ctx, {"raw_text": "WA sender", "suggested_kind": "project", "source_id": "s2"})
+    run_entity_promote(ctx)
+    assert [e.status for e in entities(ctx)] == ["archived"]
+
+
+def test_a_project_made_another_kind_says_its_tasks_let_go_of_it(db_url: str) -> None:
+    repo = {"project_path": "/Users/me/Code/shop"}
+    ctx = _seed(
+        db_url,
+        {"raw_text": "shop", "suggested_kind": "project", **repo},
+        {"raw_text": "add a cart", "suggested_kind": "task", "source_id": "t1", **repo},
+        {"raw_text": "pay by card", "suggested_kind": "task", "source_id": "t2", **repo},
+    )
+    shop = _by_name(ctx)["shop"]
+    assert {e.project_id for e in entities(ctx) if e.kind == "task"} == {shop.id}
+    same = correct(ctx.sessions, f"e:{shop.id}", "kind", "project")
+    assert same.outcome == "confirmed" and "task" not in same.message
+    moved = correct(ctx.sessions, f"e:{shop.id}", "kind", "task")
+    assert moved.outcome == "rekinded"
+    assert moved.message.endswith("; its 2 tasks no longer name a project")
+    assert {e.project_id for e in entities(ctx) if e.display_name != "shop"} == {None}
+
+
+def test_a_merge_into_an_archived_entity_says_it_is_archived(db_url: str) -> None:
+    ctx = _seed(
+        db_url,
+        {"raw_text": "cute-sticky", "suggested_kind": "project"},
+        {"raw_text": "whatsapp-sender", "suggested_kind": "project", "source_id": "s2"},
+    )
+    ents = _by_name(ctx)
+    correct(ctx.sessions, f"e:{ents['whatsapp-sender'].id}", "not_entity", None)
+    merged = correct(ctx.sessions, f"e:{ents['cute-sticky'].id}", "merge_into", "whatsapp-sender")
+    assert merged.message.endswith("(archived: 'whatsapp-sender' is not an entity)")
+    assert [e.status for e in entities(ctx)] == ["archived"]

@@ -499,15 +499,16 @@ def holds_tasks(session: Session, project_id: int) -> bool:
     return session.scalar(select(exists().where(Entity.project_id == project_id))) or False
 
 
-def release_tasks(session: Session, entity_id: int) -> None:
+def release_tasks(session: Session, entity_id: int) -> int:
     """An entity that is no longer a project holds no tasks: they wait, in their repository's
-    scope, for the next project of it."""
-    session.execute(
+    scope, for the next project of it. How many it held."""
+    released = session.execute(
         update(Entity)
         .where(Entity.project_id == entity_id)
         .values(project_id=None)
         .execution_options(synchronize_session=False)
     )
+    return int(released.rowcount or 0)  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -660,13 +661,14 @@ def set_user_override(
     )
 
 
-def correct_entity(session: Session, entity_id: int, now: datetime, **values: Any) -> None:
+def correct_entity(session: Session, entity_id: int, now: datetime, **values: Any) -> int:
     """Write a user's correction onto an entity: the given columns, and the verdict columns
-    that say a user decided."""
+    that say a user decided. The tasks it let go of, when it is no project any more."""
     if "kind" in values and values["kind"] != "task":
         values.setdefault("project_id", None)
+    released = 0
     if "kind" in values and values["kind"] != "project":
-        release_tasks(session, entity_id)
+        released = release_tasks(session, entity_id)
     session.execute(
         update(Entity)
         .where(Entity.id == entity_id)
@@ -679,6 +681,7 @@ def correct_entity(session: Session, entity_id: int, now: datetime, **values: An
             **values,
         )
     )
+    return released
 
 
 def absorb_entity(session: Session, source: EntityRow, target: EntityRow, now: datetime) -> None:

@@ -193,7 +193,10 @@ def _move(
         target = entity_db.entity_rows(session, [found.id], lock=True)[0]
         return _merge(session, entity, target, action, reason, now)
     kind, normalized, scope = new_key
-    entity_db.correct_entity(
+    # A new name is no verdict on whether it is real: an archived entity stays archived
+    # (`--restore` brings it back). A kind says it is an entity of that kind.
+    archived = action == "rename" and entity.status == "archived"
+    released = entity_db.correct_entity(
         session,
         entity.id,
         now,
@@ -201,16 +204,25 @@ def _move(
         normalized_name=normalized,
         display_name=shown,
         project_key=scope,
-        status="active",
+        status=entity.status if archived else "active",
     )
     what = f"a {kind} named {shown!r}" if action == "rename" else f"a {kind}"
     why = reason or f"The user says this is {what}."
-    entity_db.set_user_override(session, entity.id, "active", why, now)
+    if not archived:
+        entity_db.set_user_override(session, entity.id, "active", why, now)
     remember_old_key(session, entity.id, entity.key, new_key, USER, now)
-    outcome = "rekinded" if action == "kind" else "renamed"
-    verdict = verdict_fields(True, kind, shown, why, 1.0)
+    if action == "kind":
+        outcome = "confirmed" if kind == entity.kind else "rekinded"
+    else:
+        outcome = "renamed"
+    verdict = verdict_fields(not archived, kind, shown, why, 1.0)
     _record(session, action, outcome, now, verdict, entity_id=entity.id, subject=_subject(entity))
-    return Corrected(action, outcome, entity.id, None, f"e:{entity.id} {outcome}: {kind} {shown!r}")
+    said = f"e:{entity.id} {outcome}: {kind} {shown!r}"
+    if archived:
+        said += " (archived; --restore brings it back)"
+    if released:
+        said += f"; its {released} task{'s' if released != 1 else ''} no longer name a project"
+    return Corrected(action, outcome, entity.id, None, said)
 
 
 def _merge(
@@ -237,6 +249,8 @@ def _merge(
         active, target.kind if active else None, target.display_name if active else None, why, 1.0
     )
     detail = f"e:{source.id} {source.kind} {source.display_name!r} merged into e:{target.id}"
+    if not active:
+        detail += f" (archived: {target.display_name!r} is not an entity)"
     _record(
         session,
         action,
