@@ -848,7 +848,15 @@ def correct_cmd(
             "give exactly one of --not-entity, --kind, --rename, --merge-into, --restore, --requeue"
         )
     action, value = chosen[0]
+    from yzos_jobs.entity.corrections import REASON_CHARS
+    from yzos_jobs.entity.policy import NAME_CHARS
     from yzos_jobs.runtime import build_classifier
+
+    # kept cut, and said so, before anything is written
+    if rename is not None and len(rename) > NAME_CHARS:
+        click.echo(f"note: the name is kept cut to {NAME_CHARS} characters", err=True)
+    if reason is not None and len(reason) > REASON_CHARS:
+        click.echo(f"note: the reason is kept cut to {REASON_CHARS} characters", err=True)
 
     cache_keys = build_classifier(app.settings, app.session_factory).cache_keys
     with _reference_errors(as_json):

@@ -283,3 +283,16 @@ def test_a_merge_into_an_archived_entity_says_it_is_archived(db_url: str) -> Non
     merged = correct(ctx.sessions, f"e:{ents['cute-sticky'].id}", "merge_into", "whatsapp-sender")
     assert merged.message.endswith("(archived: 'whatsapp-sender' is not an entity)")
     assert [e.status for e in entities(ctx)] == ["archived"]
+
+
+def test_a_long_name_or_reason_is_kept_cut_and_said_so(db_url: str) -> None:
+    ctx = _seed(db_url, {"raw_text": "Phoenix", "suggested_kind": "project"})
+    done = run_cli(
+        "correct", "Phoenix", "--rename", "P" * 10_000, "--reason", "why " * 5000, db_url=db_url
+    )
+    assert done.returncode == 0, done.stderr
+    assert "the name is kept cut to" in done.stderr and "the reason is kept cut to" in done.stderr
+    [entity] = entities(ctx)
+    assert entity.display_name.endswith("…") and len(entity.display_name) < 10_000
+    [user_row] = [d for d in decisions(ctx) if d.call_site == "user"]
+    assert user_row.verdict["reason"].endswith("…") and len(user_row.verdict["reason"]) < 20_000

@@ -58,6 +58,11 @@ class Corrected:
         }
 
 
+# A correction's reason is shown beside every decision it made (`explain`) and to the judge as
+# a worked example's rationale: a few sentences, not a document.
+REASON_CHARS = 2000
+
+
 def correct(
     sessions: sessionmaker[Session],
     ref: str,
@@ -68,7 +73,9 @@ def correct(
 ) -> Corrected:
     """Apply one correction in one transaction. `value`: the kind, the new name or the entity to
     merge into. `cache_keys`: how the judge keys its cache (a requeued candidate's cached
-    verdicts are dropped, so it is judged afresh)."""
+    verdicts are dropped, so it is judged afresh). A reason past REASON_CHARS is kept cut."""
+    if reason is not None and len(reason) > REASON_CHARS:
+        reason = reason[: REASON_CHARS - 1].rstrip() + "…"
 
     def work(session: Session) -> Corrected:
         now = utcnow()
