@@ -104,6 +104,13 @@ def test_every_header_variant_starts_a_session_and_a_file_without_one_says_so(
     result = run_cli("import", "aider", str(garbled), db_url=db_url)
     assert f"skipped {garbled}:1" in result.stderr
     assert "(no '# aider chat started at' line with a date and time it can read)" in result.stdout
+    # a history saved as UTF-16 (an editor's "Unicode", a PowerShell 5 redirect) says so
+    wide = tmp_path / "wide" / ".aider.chat.history.md"
+    wide.parent.mkdir()
+    wide.write_bytes((REAL / FLASK).read_text(encoding="utf-8").encode("utf-16"))
+    at_rest(wide)
+    result = run_cli("import", "aider", str(wide), db_url=db_url)
+    assert "it is UTF-16; aider writes UTF-8" in result.stdout, result.stdout
     ctx = make_ctx(db_url)
     assert sorted(project_paths(ctx)) == [
         "20230512T152326",  # `# Aider chat started at`, the first versions' format

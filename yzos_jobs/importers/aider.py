@@ -28,6 +28,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.importer_state import FileMark, claim_records, records_named
+from yzos_jobs.files import open_regular
 from yzos_jobs.importers.aider_history import (
     HISTORY_FILE,
     AiderSession,
@@ -110,10 +111,7 @@ class AiderImporter(FileImporter):
         if unchanged and not wrote:
             self.stats.files_unchanged += 1
         if not found and opened.start == 0 and now.size:
-            self.stats.note(
-                f"no aider session found in {path} "
-                "(no '# aider chat started at' line with a date and time it can read)"
-            )
+            self.stats.note(f"no aider session found in {path} ({_why_none(path)})")
 
     def _write_batch(
         self,
@@ -172,3 +170,20 @@ class AiderImporter(FileImporter):
     def _write(self, db: Session, units: list[Unit[tuple[ClosedSession, str]]]) -> Written:
         claim_records(db, IMPORTER, [(u.item[0].external_id, u.item[1]) for u in units])
         return self.write_sessions(db, [u.item[0] for u in units])
+
+
+# Byte order marks of the encodings aider never writes, that an editor's "Save as Unicode" or a
+# PowerShell 5 redirect gives a history.
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _why_none(path: Path) -> str:
+    """Why a history showed no session: read as UTF-8, a UTF-16 file has no line aider wrote."""
+    try:
+        with open_regular(path) as fh:
+            first = fh.read(2)
+    except OSError:
+        first = b""
+    if first in _UTF16_MARKS:
+        return "it is UTF-16; aider writes UTF-8: save it as UTF-8 to import it"
+    return "no '# aider chat started at' line with a date and time it can read"
