@@ -224,3 +224,31 @@ def test_a_judges_name_for_something_else_leaves_a_proposal_its_own(db_url: str)
         run_entity_promote(ctx)
     names = {e.kind: e.display_name for e in entities(ctx)}
     assert names == {"project": "yzos-core", "task": "Fix the login redirect loop"}
+
+
+def test_a_triage_the_stop_cut_short_waits_for_the_next_run_whatever_its_attempts(
+    db_url: str,
+) -> None:
+    ctxs: list[JobContext] = []
+
+    def stopped_while_asked(body: dict[str, Any]) -> Any:
+        if session_of(body) is None:
+            return accept_suggested(body)
+        ctxs[0].stop.set()  # the daemon is told to stop while the model thinks
+        return Hang(3.0)
+
+    with OpenAIDouble(stopped_while_asked) as llm:
+        ctx = make_ctx(
+            db_url,
+            llm.base_url,
+            llm={"timeout_s": 1.0, "max_retries": 2},
+            triage={"max_attempts": 1},
+        )
+        ctxs.append(ctx)
+        queue_session(ctx, "s1", rephrasing_session()[:3])
+        stats = run_entity_promote(ctx)
+    # its one attempt was cut short: not given up, its candidates still held for a triage
+    assert stats.get("triage_exhausted", 0) == 0 and stats["triage_retried"] == 1
+    assert [t.status for t in triage_rows(ctx)] == ["pending"]
+    assert {c.status for c in candidates(ctx)} == {"held"}
+    assert sum(session_of(r) is not None for r in llm.requests) == 1  # and not tried again

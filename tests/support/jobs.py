@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -49,7 +50,9 @@ def make_ctx(
 ) -> JobContext:
     settings = make_settings(db_url, llm_url, **sections)
     sessions = make_session_factory(create_db_engine(db_url))
-    return JobContext(settings, sessions, build_classifier(settings, sessions), owner=owner)
+    stop = threading.Event()  # the job's and its classifier's, as the commands make them
+    classifier = build_classifier(settings, sessions, stopping=stop)
+    return JobContext(settings, sessions, classifier, owner=owner, stop=stop)
 
 
 def add_candidates(ctx: JobContext, *rows: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from yzos_jobs.entity.policy import (
     prepare,
 )
 from yzos_jobs.inference.contract import ClassifyOutcome, ClassifyVerdict
-from yzos_jobs.inference.errors import LlmFailed, LlmInvalidOutput, LlmTimeout
+from yzos_jobs.inference.errors import LlmFailed, LlmInvalidOutput, LlmStopped, LlmTimeout
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -93,6 +93,8 @@ CHAIN = [
     pytest.param("/Users/me/Code", "project", failed(LlmTimeout("slow")), "fallback",
                  Reject("fallback: structural noise (LlmTimeout: slow)", None),
                  id="failure-structural-junk-rejected"),
+    pytest.param("YZOS Core", "project", failed(LlmStopped("stopping")), "fallback",
+                 Release("LlmStopped: stopping"), id="not-asked-while-stopping-waits"),
     pytest.param("YZOS Core", None, failed(LlmInvalidOutput("bad")), "fallback",
                  Release("no suggested kind to fall back on (LlmInvalidOutput: bad)"),
                  id="failure-no-suggested-kind-waits"),

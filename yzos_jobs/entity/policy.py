@@ -18,6 +18,7 @@ from yzos_jobs.db.queue import ClaimedCandidate, QueuedCandidate
 from yzos_jobs.db.sighting_rows import fingerprint
 from yzos_jobs.entity import noise_filter
 from yzos_jobs.inference.contract import ClassifyInput, ClassifyOutcome
+from yzos_jobs.inference.errors import LlmStopped
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS, one_line
 from yzos_jobs.kinds import is_entity_kind
 from yzos_jobs.text import has_visible_character, without_format_characters
@@ -203,7 +204,8 @@ def decide(
         return Reject(reason=f"{v.kind or 'not an entity'}: {v.reason}", verdict=v.model_dump())
     error = outcome.error if outcome is not None else None
     why = f"{error.__class__.__name__}: {error}" if error else "attempts exhausted"
-    if on_failure == "release":
+    if on_failure == "release" or isinstance(error, LlmStopped):
+        # not asked because the process is stopping: the next run asks
         return Release(reason=why)
     # Fallback chain: the structural filter decides only what is obviously junk.
     if noise_filter.is_noise(candidate.raw_text):

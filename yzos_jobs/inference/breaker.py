@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from yzos_jobs.inference.errors import ClassifierError, LlmInvalidOutput
+from yzos_jobs.inference.errors import ClassifierError, LlmInvalidOutput, LlmStopped
 
 
 class CircuitBreaker:
@@ -19,6 +19,8 @@ class CircuitBreaker:
         return self.consecutive >= self.threshold
 
     def record(self, error: ClassifierError | None) -> None:
+        if isinstance(error, LlmStopped):
+            return  # not asked: nothing is known of the endpoint
         with self._lock:
             if error is None or isinstance(error, LlmInvalidOutput):
                 self.consecutive = 0  # the endpoint answered

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from yzos_jobs.inference.contract import TokenCount
-from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmTimeout
+from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmStopped, LlmTimeout
 from yzos_jobs.inference.fields import clean_model_text
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.schema import VERDICT, Field, gbnf, response_format_for, verdict_gbnf
@@ -98,6 +98,7 @@ def chat(
     import openai
 
     from yzos_jobs.inference.bounded_body import ReplyUnread
+    from yzos_jobs.inference.deadline import Stopping
 
     where = mask_url_credentials(profile.base_url)
     try:
@@ -119,6 +120,8 @@ def chat(
             f"no answer from {where} within {profile.timeout_s}s (llm.timeout_s)"
         ) from None
     except openai.APIConnectionError as exc:
+        if isinstance(exc.__cause__, Stopping):
+            raise LlmStopped(f"not asked {where}: stopping") from None
         raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
     except openai.APIStatusError as exc:
         raise LlmFailed(f"HTTP {exc.status_code} from {where}") from None

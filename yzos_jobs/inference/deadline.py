@@ -61,6 +61,10 @@ _ERRORS: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
 )
 
 
+class Stopping(httpx2.ConnectError):
+    """A request refused because the process is stopping."""
+
+
 @contextmanager
 def _httpx_errors() -> Iterator[None]:
     try:
@@ -228,7 +232,7 @@ class DeadlineTransport(httpx2.BaseTransport):
             # The process is stopping: a call in flight finishes, but the client's retries of
             # it (each a request of its own, up to a timeout each) would hold the stop for
             # minutes. What it was for waits for the next run.
-            raise httpx2.ConnectError("stopping: no new request")
+            raise Stopping("stopping: no new request")
         deadline = time.monotonic() + self.total_s
         headers = request.headers.raw
         if self.max_body_bytes is not None:

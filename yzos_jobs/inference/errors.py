@@ -23,6 +23,11 @@ class LlmCircuitOpen(LlmFailed):
     free slot)."""
 
 
+class LlmStopped(LlmFailed):
+    """Not asked: the process is stopping. No verdict on anything, nor on the endpoint: what it
+    was for waits for the next run."""
+
+
 class LlmTimeout(ClassifierError):
     """The request did not finish within llm.timeout_s."""
 

@@ -179,7 +179,8 @@ def apply_session_triage(ctx: JobContext, t: triage_db.ClaimedTriage) -> TriageR
 
         with LeaseKeeper(renew, ctx.settings.jobs.entity_promote.lease_s):
             judged, run.usage, error = _judge(ctx, t, source_id)
-        attempts_left = t.attempts < cfg.max_attempts
+        # A call the stop refused, or cut short, is no failed attempt: the next run asks again.
+        attempts_left = t.attempts < cfg.max_attempts or ctx.stop.is_set()
     try:
         if judged is not None:
             _write(ctx, t, judged, source_id, run)
