@@ -238,8 +238,9 @@ def root_shown_by(strong: list[str], weak: list[str], names: list[str]) -> str |
     Never a directory no repository is at (`/app`, `/home/me`), as with `/run cd`."""
     support: dict[str, tuple[set[str], bool]] = {}
     for strength, paths in ((True, strong), (False, weak)):
+        tails = PathTails(paths)
         for name in names:
-            for head in heads(paths, name):
+            for head in heads(tails, name):
                 if deep_enough(head):
                     agreed, strong_before = support.get(head, (set(), False))
                     support[head] = (agreed | {name}, strong_before or strength)
@@ -295,14 +296,27 @@ def deep_enough(directory: str) -> bool:
     return len(repo.segments(directory)) >= depth
 
 
-def heads(paths: list[str], name: str) -> Iterator[str]:
+class PathTails:
+    """Absolute paths by their last name (without case), each with its segments: a relative name
+    is looked for only among the paths that end as it does, so matching many names against many
+    paths costs what reading them does."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.by_last: dict[str, list[tuple[str, list[str]]]] = {}
+        for path in paths:
+            parts = repo.segments(path)
+            if parts:
+                self.by_last.setdefault(parts[-1].casefold(), []).append((path, parts))
+
+
+def heads(paths: list[str] | PathTails, name: str) -> Iterator[str]:
     """Each directory under which an absolute path of `paths` is the relative name `name`
-    (Windows names compared without case)."""
+    (Windows names compared without case), in the order of `paths`."""
     tail = repo.segments(name)
     if not tail or repo.is_absolute(name) or ".." in tail:
         return
-    for path in paths:
-        parts = repo.segments(path)
+    tails = paths if isinstance(paths, PathTails) else PathTails(paths)
+    for path, parts in tails.by_last.get(tail[-1].casefold(), []):
         if len(parts) <= len(tail):
             continue
         end = parts[-len(tail) :]
@@ -319,7 +333,8 @@ def heads(paths: list[str], name: str) -> Iterator[str]:
 def prefix(paths: list[str], names: list[str]) -> str | None:
     """The directory under which an absolute path of `paths` is a relative name of `names` (the
     first name that has one)."""
+    tails = PathTails(paths)
     for name in names:
-        for head in heads(paths, name):
+        for head in heads(tails, name):
             return head
     return None
