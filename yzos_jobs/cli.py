@@ -852,11 +852,12 @@ def correct_cmd(
     from yzos_jobs.entity.policy import NAME_CHARS
     from yzos_jobs.runtime import build_classifier
 
-    # kept cut, and said so, before anything is written
+    # what is kept cut, said once the correction is made
+    notes = []
     if rename is not None and len(rename) > NAME_CHARS:
-        click.echo(f"note: the name is kept cut to {NAME_CHARS} characters", err=True)
+        notes.append(f"note: the name is kept cut to {NAME_CHARS} characters")
     if reason is not None and len(reason) > REASON_CHARS:
-        click.echo(f"note: the reason is kept cut to {REASON_CHARS} characters", err=True)
+        notes.append(f"note: the reason is kept cut to {REASON_CHARS} characters")
 
     cache_keys = build_classifier(app.settings, app.session_factory).cache_keys
     with _reference_errors(as_json):
@@ -872,6 +873,8 @@ def correct_cmd(
         except CorrectionRefused as exc:
             _fail(click.get_current_context(), str(exc), EXIT_USAGE)
             return
+    for note in notes:
+        click.echo(note, err=True)
     if as_json:
         _print_json(done.as_dict())
     else:

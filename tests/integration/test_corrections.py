@@ -20,7 +20,8 @@ from tests.support.jobs import (
 from yzos_jobs.db.connection import transaction
 from yzos_jobs.db.models import Entity, EntityOverride
 from yzos_jobs.entity.classifier import ClassifyInput
-from yzos_jobs.entity.corrections import correct
+from yzos_jobs.entity.corrections import REASON_CHARS, correct
+from yzos_jobs.entity.policy import NAME_CHARS
 from yzos_jobs.entity.refs import resolve
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06
@@ -248,6 +249,13 @@ def test_a_new_name_leaves_an_archived_entity_archived(db_url: str) -> None:
     assert (entity.display_name, entity.status) == ("WA sender", "archived")
     override = _override(ctx, entity.id)
     assert override is not None and override.status == "archived"
+    # the decision a worked example is drawn from says what the user said: still not an entity
+    renamed_row = [d for d in decisions(ctx) if d.outcome == "renamed"][-1]
+    assert renamed_row.verdict["is_real_entity"] is False
+    # a kind given to it says it is an entity of that kind: it is back
+    back = correct(ctx.sessions, f"e:{entity.id}", "kind", "project")
+    assert back.outcome == "restored" and [e.status for e in entities(ctx)] == ["active"]
+    correct(ctx.sessions, f"e:{entity.id}", "not_entity", None)
     # still the user's: later sightings never bring it back
     add_candidates(ctx, {"raw_text": "WA sender", "suggested_kind": "project", "source_id": "s2"})
     run_entity_promote(ctx)
@@ -293,6 +301,7 @@ def test_a_long_name_or_reason_is_kept_cut_and_said_so(db_url: str) -> None:
     assert done.returncode == 0, done.stderr
     assert "the name is kept cut to" in done.stderr and "the reason is kept cut to" in done.stderr
     [entity] = entities(ctx)
-    assert entity.display_name.endswith("…") and len(entity.display_name) < 10_000
+    assert entity.display_name.endswith("…") and len(entity.display_name) == NAME_CHARS
     [user_row] = [d for d in decisions(ctx) if d.call_site == "user"]
-    assert user_row.verdict["reason"].endswith("…") and len(user_row.verdict["reason"]) < 20_000
+    assert user_row.verdict["reason"].endswith("…")
+    assert len(user_row.verdict["reason"]) == REASON_CHARS

@@ -51,6 +51,7 @@ from yzos_jobs.inference.errors import (
     LlmFailed,
     LlmInvalidOutput,
     LlmRefused,
+    LlmStopped,
     LlmTimeout,
 )
 from yzos_jobs.inference.profile import InferenceProfile
@@ -293,10 +294,11 @@ class Classifier:
     def _send(
         self, messages: list[dict[str, str]], breaker: CircuitBreaker, tally: _Tally
     ) -> ChatReply:
-        """One request, counted as a call unless the breaker stopped it before it was sent."""
+        """One request, counted as a call unless the breaker or the stop kept it from being
+        sent (a stop may also cut short a call in flight: what it cost is unknown)."""
         try:
             reply = self.chat.chat(messages, spent=tally.spent, breaker=breaker)
-        except LlmCircuitOpen:
+        except (LlmCircuitOpen, LlmStopped):
             raise
         except Exception:
             tally.call()

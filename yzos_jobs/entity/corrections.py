@@ -214,15 +214,23 @@ def _move(
         status=entity.status if archived else "active",
     )
     what = f"a {kind} named {shown!r}" if action == "rename" else f"a {kind}"
-    why = reason or f"The user says this is {what}."
-    if not archived:
+    if archived:
+        why = reason or f"The user names it {shown!r}; it is still not an entity."
+    else:
+        why = reason or f"The user says this is {what}."
         entity_db.set_user_override(session, entity.id, "active", why, now)
     remember_old_key(session, entity.id, entity.key, new_key, USER, now)
-    if action == "kind":
+    if action == "kind" and entity.status == "archived":
+        outcome = "restored" if kind == entity.kind else "rekinded"
+    elif action == "kind":
         outcome = "confirmed" if kind == entity.kind else "rekinded"
     else:
         outcome = "renamed"
-    verdict = verdict_fields(not archived, kind, shown, why, 1.0)
+    verdict = (
+        verdict_fields(False, None, None, why, 1.0)
+        if archived
+        else verdict_fields(True, kind, shown, why, 1.0)
+    )
     _record(session, action, outcome, now, verdict, entity_id=entity.id, subject=_subject(entity))
     said = f"e:{entity.id} {outcome}: {kind} {shown!r}"
     if archived:

@@ -32,7 +32,8 @@ _KNOWN_MAX = 100_000
 # A key of the record itself: inside a JSON string a quote is escaped, so `\"sessionId\"` in
 # a message does not match. A session id is a string; any other value names no session.
 _SESSION = re.compile(rb'"sessionId"\s*:\s*"((?:[^"\\]|\\.){0,1000})"')
-_known: dict[tuple[int, int, int], str | None] = {}  # (device, inode, size) → session named
+# (device, inode, size, modified) → the session named; a file rewritten or replaced is read again
+_known: dict[tuple[int, int, int, int], str | None] = {}
 
 
 def _named_session(path: Path) -> str | None:
@@ -41,7 +42,7 @@ def _named_session(path: Path) -> str | None:
     try:
         with open_regular(path) as fh:
             st = os.fstat(fh.fileno())
-            key = (st.st_dev, st.st_ino, st.st_size)
+            key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
             if key in _known:
                 return _known[key]
             head = fh.read(_HEAD_BYTES)
