@@ -249,6 +249,6 @@ def test_a_triage_the_stop_cut_short_waits_for_the_next_run_whatever_its_attempt
         stats = run_entity_promote(ctx)
     # its one attempt was cut short: not given up, its candidates still held for a triage
     assert stats.get("triage_exhausted", 0) == 0 and stats["triage_retried"] == 1
-    assert [t.status for t in triage_rows(ctx)] == ["pending"]
+    assert [(t.status, t.attempts) for t in triage_rows(ctx)] == [("pending", 0)]
     assert {c.status for c in candidates(ctx)} == {"held"}
     assert sum(session_of(r) is not None for r in llm.requests) == 1  # and not tried again

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Row, and_, any_, func, select, update
+from sqlalchemy import ColumnElement, Row, and_, any_, case, func, select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import chunks, is_postgres
@@ -97,12 +97,27 @@ def extend(
     return total
 
 
-def release(session: Session, queue: Queue, condition: ColumnElement[bool], now: datetime) -> int:
-    """The one claimed → pending transition (attempts stay counted)."""
+def release(
+    session: Session,
+    queue: Queue,
+    condition: ColumnElement[bool],
+    now: datetime,
+    *,
+    unasked: bool = False,
+) -> int:
+    """The one claimed → pending transition. Attempts stay counted (a claim that ended without a
+    decision may be what stops every daemon that takes it), except where nothing was asked
+    (`unasked`: the process was stopping), which gives the claim's attempt back."""
+    values: dict[str, Any] = {
+        "status": "pending",
+        "claimed_by": None,
+        "lease_until": None,
+        "updated_at": now,
+    }
+    if unasked:
+        values["attempts"] = case((queue.attempts > 0, queue.attempts - 1), else_=0)
     result = session.connection().execute(
-        update(queue)
-        .where(queue.status == "claimed", condition)
-        .values(status="pending", claimed_by=None, lease_until=None, updated_at=now)
+        update(queue).where(queue.status == "claimed", condition).values(**values)
     )
     return int(result.rowcount or 0)
 

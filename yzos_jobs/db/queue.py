@@ -153,10 +153,14 @@ def extend_lease(
     return lease_claim.extend(session, C, owner, ids, lease_s, now)
 
 
-def release_candidates(session: Session, owner: str, ids: Sequence[int], now: datetime) -> int:
-    """Hand these claimed candidates back to the queue."""
+def release_candidates(
+    session: Session, owner: str, ids: Sequence[int], now: datetime, *, unasked: bool = False
+) -> int:
+    """Hand these claimed candidates back to the queue (`unasked`: their attempt back too)."""
     return sum(
-        lease_claim.release(session, C, and_(C.id.in_(chunk), C.claimed_by == owner), now)
+        lease_claim.release(
+            session, C, and_(C.id.in_(chunk), C.claimed_by == owner), now, unasked=unasked
+        )
         for chunk in chunks(ids)
     )
 

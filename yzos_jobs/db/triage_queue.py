@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import select, update
+from sqlalchemy import case, select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import lease_claim
@@ -128,20 +128,24 @@ def settle_triage(
     status: TriageEnd,
     now: datetime,
     error: str | None = None,
+    *,
+    unasked: bool = False,
 ) -> bool:
     """Done (applied), back to pending (to be tried again), or exhausted (given up). False if
-    this owner no longer held it."""
+    this owner no longer held it. `unasked`: back to pending with its attempt given back (the
+    process was stopping)."""
+    values: dict[str, Any] = {
+        "status": status,
+        "claimed_by": None,
+        "lease_until": None,
+        "updated_at": now,
+        "error": error[:1000] if error else None,
+        "finished_at": now if status != "pending" else None,
+    }
+    if unasked:
+        values["attempts"] = case((T.attempts > 0, T.attempts - 1), else_=0)
     result = session.connection().execute(
-        update(T)
-        .where(T.id == triage_id, lease_claim.owned(T, owner))
-        .values(
-            status=status,
-            claimed_by=None,
-            lease_until=None,
-            updated_at=now,
-            error=error[:1000] if error else None,
-            finished_at=now if status != "pending" else None,
-        )
+        update(T).where(T.id == triage_id, lease_claim.owned(T, owner)).values(**values)
     )
     return bool(result.rowcount)
 

@@ -259,6 +259,8 @@ class Classifier:
             tally.done(0.0, failed=True)
             request_events.request_done("breaker_open", 0.0)
             return None, refused
+        except LlmStopped as stopped:  # the process is stopping: no failure of the model's
+            return None, stopped
         except Exception as exc:  # whatever went wrong is this input's outcome, not the batch's
             error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
             tally.done(_since(started), failed=True)

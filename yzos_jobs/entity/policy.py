@@ -165,6 +165,7 @@ class Reject:
 @dataclass(frozen=True)
 class Release:
     reason: str
+    unasked: bool = False  # the process was stopping: nothing was asked, no attempt spent
 
 
 Decision = Promote | Reject | Release
@@ -204,8 +205,9 @@ def decide(
         return Reject(reason=f"{v.kind or 'not an entity'}: {v.reason}", verdict=v.model_dump())
     error = outcome.error if outcome is not None else None
     why = f"{error.__class__.__name__}: {error}" if error else "attempts exhausted"
-    if on_failure == "release" or isinstance(error, LlmStopped):
-        # not asked because the process is stopping: the next run asks
+    if isinstance(error, LlmStopped):
+        return Release(reason=why, unasked=True)  # the process is stopping: the next run asks
+    if on_failure == "release":
         return Release(reason=why)
     # Fallback chain: the structural filter decides only what is obviously junk.
     if noise_filter.is_noise(candidate.raw_text):

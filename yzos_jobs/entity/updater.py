@@ -127,6 +127,7 @@ class _Split:
     finished: list[FinishedCandidate] = field(default_factory=list)  # promoted
     rejected: list[FinishedCandidate] = field(default_factory=list)
     release: list[int] = field(default_factory=list)
+    unasked: list[int] = field(default_factory=list)  # released, their attempt given back
     sightings: list[Sighting] = field(default_factory=list)
     summaries: dict[int, str] = field(default_factory=dict)
     trail: list[DecisionRow] = field(default_factory=list)  # one per promoted or rejected
@@ -153,6 +154,8 @@ def _split(
             split.rejected.append(FinishedCandidate(candidate.id, None, verdict, reason))
             split.record(item, "rejected", None)
             stats.fallback_rejected += reason.startswith("fallback:")
+        elif decision.unasked:
+            split.unasked.append(candidate.id)
         else:
             split.release.append(candidate.id)
 
@@ -230,6 +233,7 @@ def apply_decisions(
     written = queue.finish_candidates(session, owner, "promoted", split.finished, now)
     stats.rejected = mark_candidate_rejected(session, owner, split.rejected, now)
     stats.skipped = queue.release_candidates(session, owner, split.release, now)
+    stats.skipped += queue.release_candidates(session, owner, split.unasked, now, unasked=True)
     if not verify_ownership and written + stats.rejected + stats.skipped != len(owned):
         raise OwnershipLost
     record_decisions(session, sorted(split.trail, key=lambda r: r.candidate_id or 0), now)

@@ -20,6 +20,7 @@ from yzos_jobs.inference.errors import (
     LlmCircuitOpen,
     LlmFailed,
     LlmInvalidOutput,
+    LlmStopped,
     LlmTimeout,
 )
 from yzos_jobs.inference.profile import InferenceProfile
@@ -129,8 +130,11 @@ class BoundedChat:
         """One request; `spent` hears the tokens the server reported for it (None: none). With
         `breaker`, the request's outcome is recorded in it, and a request that waited for a free
         slot while the breaker opened is not sent (`LlmCircuitOpen`): the failures it would
-        wait out have been seen."""
+        wait out have been seen. Once the process is stopping nothing is sent (`LlmStopped`),
+        also by a request that waited for a free slot."""
+        self._check_stopping()
         with self.in_flight_limit():  # requests in flight of this process, whoever asks
+            self._check_stopping()
             if breaker is not None and breaker.open:
                 raise self.circuit_open(breaker)
             try:
@@ -181,6 +185,9 @@ class BoundedChat:
             )
         except LlmCircuitOpen:
             raise self._not_asked(breaker) from None
+        except LlmStopped as stopped:
+            stopped.usage = ClassifierUsage()  # not asked, or cut short: no call, no failure
+            raise
         except Exception as exc:
             error = exc if isinstance(exc, ClassifierError) else unexpected(exc)
             seconds = time.monotonic() - started
@@ -190,6 +197,11 @@ class BoundedChat:
         seconds = time.monotonic() - started
         request_events.request_done("ok", seconds)
         return Completion(reply.content, _usage(seconds, tokens[0] if tokens else None))
+
+    def _check_stopping(self) -> None:
+        if self._stopping is not None and self._stopping.is_set():
+            where = mask_url_credentials(self.profile.base_url)
+            raise LlmStopped(f"not asked {where}: stopping")
 
     def _not_asked(self, breaker: CircuitBreaker) -> LlmFailed:
         request_events.request_done("breaker_open", 0.0)

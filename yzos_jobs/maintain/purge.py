@@ -22,6 +22,7 @@ from yzos_jobs.entity.merge import merge_entities, remember_old_key, scope_for
 from yzos_jobs.entity.policy import meaningful_summary
 from yzos_jobs.entity.trail import judged_decision
 from yzos_jobs.inference.contract import Classified, ClassifierUsage, ClassifyInput, ClassifyOutcome
+from yzos_jobs.inference.errors import LlmStopped
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import is_entity_kind
 from yzos_jobs.logging import get_logger
@@ -132,7 +133,8 @@ def _sort_verdicts(
     rest: list[_Rest] = []
     for entity, outcome in zip(entities, outcomes, strict=True):
         if outcome.verdict is None:
-            stats.failed += 1  # the entity keeps its state
+            # the entity keeps its state; one not asked because the run is stopping is no failure
+            stats.failed += not isinstance(outcome.error, LlmStopped)
             continue
         v = outcome.verdict
         keeps_it = v.is_real_entity and (v.kind == entity.kind or not is_entity_kind(v.kind))
@@ -282,7 +284,7 @@ def rejudge_due(ctx: JobContext, daily: DailyBudget) -> tuple[PurgeStats, Classi
             )
         )
         ctx.advance(len(batch.entities))
-        if all(o.error for o in outcomes):
+        if all(o.error and not isinstance(o.error, LlmStopped) for o in outcomes):
             log.warning("entity_purge_v06 stopping: every re-judgement in a batch failed")
             exhausted = True
     return stats, usage

@@ -179,13 +179,16 @@ def apply_session_triage(ctx: JobContext, t: triage_db.ClaimedTriage) -> TriageR
 
         with LeaseKeeper(renew, ctx.settings.jobs.entity_promote.lease_s):
             judged, run.usage, error = _judge(ctx, t, source_id)
-        # A call the stop refused, or cut short, is no failed attempt: the next run asks again.
-        attempts_left = t.attempts < cfg.max_attempts or ctx.stop.is_set()
+        attempts_left = t.attempts < cfg.max_attempts
+    # A call the stop refused, or cut short, is no failed attempt: the next run asks again.
+    unasked = judged is None and ctx.stop.is_set()
     try:
         if judged is not None:
             _write(ctx, t, judged, source_id, run)
         else:
-            _give_up_or_retry(ctx, t, source_id, error or "", attempts_left, run)
+            _give_up_or_retry(
+                ctx, t, source_id, error or "", attempts_left or unasked, run, unasked
+            )
     except _Lost:
         run.lost += 1
     return run
@@ -244,11 +247,12 @@ def _give_up_or_retry(
     error: str,
     attempts_left: bool,
     run: TriageRun,
+    unasked: bool = False,
 ) -> None:
     def work(s: Any) -> None:
         now = utcnow()
         status = "pending" if attempts_left else "exhausted"
-        if not triage_db.settle_triage(s, ctx.owner, t.id, status, now, error):
+        if not triage_db.settle_triage(s, ctx.owner, t.id, status, now, error, unasked=unasked):
             raise _Lost
         if not attempts_left:
             triage_db.release_held(s, source_id, now)
