@@ -253,7 +253,7 @@ def _decision_rows(decisions: Sequence[dict[str, Any]]) -> list[Sequence[Any]]:
             _verdict_word(d),
             d["source"],
             d["model"],
-            "; ".join(x for x in (d["reason"], d["detail"]) if x),
+            _reason_and_detail(d["reason"], d["detail"]),
         )
         for d in decisions
     ]
@@ -444,3 +444,12 @@ def write_export(rows: Iterable[dict[str, Any]], out: TextIO, fmt: str) -> int:
         out.write(_json_dumps(row, ascii_only=ascii_only) + "\n")
         n += 1
     return n
+
+
+def _reason_and_detail(reason: str | None, detail: str | None) -> str:
+    """A decision's reason and detail as one cell: "reason; detail", or the reason's own
+    sentence end where it has one ("…not an entity. e:4 …")."""
+    if not reason or not detail:
+        return reason or detail or ""
+    ended = reason.rstrip().endswith((".", "!", "?"))
+    return f"{reason} {detail}" if ended else f"{reason}; {detail}"

@@ -305,3 +305,20 @@ def test_a_long_name_or_reason_is_kept_cut_and_said_so(db_url: str) -> None:
     [user_row] = [d for d in decisions(ctx) if d.call_site == "user"]
     assert user_row.verdict["reason"].endswith("…")
     assert len(user_row.verdict["reason"]) == REASON_CHARS
+
+
+def test_an_archived_entity_brought_back_by_a_correction_says_so(db_url: str) -> None:
+    ctx = _seed(
+        db_url,
+        {"raw_text": "mysite", "suggested_kind": "project"},
+        {"raw_text": "Todo-vibe", "suggested_kind": "project", "source_id": "s2"},
+    )
+    ents = _by_name(ctx)
+    correct(ctx.sessions, f"e:{ents['mysite'].id}", "not_entity", None)
+    rekinded = correct(ctx.sessions, f"e:{ents['mysite'].id}", "kind", "person")
+    assert rekinded.message.endswith("(archived before: active again)")
+    correct(ctx.sessions, f"e:{ents['Todo-vibe'].id}", "not_entity", None)
+    merged = correct(ctx.sessions, f"e:{ents['Todo-vibe'].id}", "merge_into", "mysite")
+    assert f"(e:{ents['Todo-vibe'].id} was archived;" in merged.message
+    explained = run_cli("explain", f"e:{ents['mysite'].id}", db_url=db_url)
+    assert explained.returncode == 0 and ".;" not in explained.stdout

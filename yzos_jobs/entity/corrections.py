@@ -235,6 +235,8 @@ def _move(
     said = f"e:{entity.id} {outcome}: {kind} {shown!r}"
     if archived:
         said += " (archived; --restore brings it back)"
+    elif entity.status == "archived" and outcome == "rekinded":
+        said += " (archived before: active again)"
     if released:
         said += f"; its {released} task{'s' if released != 1 else ''} no longer name a project"
     return Corrected(action, outcome, entity.id, None, said)
@@ -264,6 +266,8 @@ def _merge(
         active, target.kind if active else None, target.display_name if active else None, why, 1.0
     )
     detail = f"e:{source.id} {source.kind} {source.display_name!r} merged into e:{target.id}"
+    if active and source.status == "archived":
+        detail += f" (e:{source.id} was archived; what it held is active in e:{target.id})"
     if not active:
         detail += f" (archived: {target.display_name!r} is not an entity)"
     _record(
