@@ -60,6 +60,26 @@ def seen(session: Session, importer: str, keys: Iterable[Key]) -> set[Key]:
     return found
 
 
+def seen_records(
+    session: Session, importer: str, session_id: str, record_ids: Iterable[str]
+) -> set[str]:
+    """The ids among `record_ids` seen under one session id (a plain IN on the key's last
+    column, which the key's index answers)."""
+    wanted = sorted(set(record_ids))
+    found: set[str] = set()
+    for start in range(0, len(wanted), LOOKUP_CHUNK):
+        found.update(
+            session.scalars(
+                select(ImporterSeen.record_id).where(
+                    ImporterSeen.importer_name == importer,
+                    ImporterSeen.session_id == session_id,
+                    ImporterSeen.record_id.in_(wanted[start : start + LOOKUP_CHUNK]),
+                )
+            )
+        )
+    return found
+
+
 def records_named(
     session: Session, importer: str, session_ids: Iterable[str], name: str
 ) -> dict[str, list[str]]:

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session
 
 from yzos_jobs.db.activity_sessions import session_project_paths
 from yzos_jobs.db.column_types import utcnow
-from yzos_jobs.db.importer_state import FileMark, claim_records, records_named, seen
+from yzos_jobs.db.importer_state import FileMark, claim_records, records_named, seen_records
 from yzos_jobs.db.queue import proposed_task_names
 from yzos_jobs.importers.base import FileImporter, OpenedFile
 from yzos_jobs.importers.claude_transcript import Fact, TranscriptReader
@@ -167,15 +167,21 @@ class ClaudeCodeImporter(FileImporter):
             directories = records_named(db, IMPORTER, list(sessions), DIRECTORY)
             keys = {sid: _session_key(sid, here, directories.get(sid, [])) for sid in sessions}
             written = records_named(db, IMPORTER, list(keys.values()), SEGMENT)
-            records = [(UUIDS, f.uuid) for s in sessions.values() for f in s.facts]
-            copies = seen(db, IMPORTER, records)
+            numbers = {
+                sid: 1 + sum(r.startswith(f"{SEGMENT} ") for r in written.get(keys[sid], []))
+                for sid in sessions
+            }
+            # only a session with segments written can be read again whole (a first one's
+            # records are new, bar copies from other files, which its write counts)
+            later = [f.uuid for sid, s in sessions.items() if numbers[sid] > 1 for f in s.facts]
+            copies = seen_records(db, IMPORTER, UUIDS, later) if later else set()
         units: list[Unit[_Segment]] = []
         for sid, session in sorted(sessions.items()):
-            if all((UUIDS, f.uuid) in copies for f in session.facts):
+            number = numbers[sid]
+            if number > 1 and all(f.uuid in copies for f in session.facts):
                 self.stats.skipped += len({f.uuid for f in session.facts})
                 continue
             key = keys[sid]
-            number = 1 + sum(r.startswith(f"{SEGMENT} ") for r in written.get(key, []))
             session.session_id = key
             before = earlier[sid].facts if sid in earlier else []
             segment = _Segment(session, number, before)
