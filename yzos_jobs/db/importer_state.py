@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from blake3 import blake3
-from sqlalchemy import func, select, tuple_
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.column_types import utcnow
@@ -42,22 +42,6 @@ def claim_records(session: Session, importer: str, keys: Iterable[Key]) -> set[K
         .returning(ImporterSeen.session_id, ImporterSeen.record_id)
     )
     return {(s, r) for s, r in session.execute(stmt, rows)}
-
-
-def seen(session: Session, importer: str, keys: Iterable[Key]) -> set[Key]:
-    wanted = sorted(set(keys))
-    found: set[Key] = set()
-    for start in range(0, len(wanted), LOOKUP_CHUNK):
-        rows = session.execute(
-            select(ImporterSeen.session_id, ImporterSeen.record_id).where(
-                ImporterSeen.importer_name == importer,
-                tuple_(ImporterSeen.session_id, ImporterSeen.record_id).in_(
-                    wanted[start : start + LOOKUP_CHUNK]
-                ),
-            )
-        )
-        found.update((s, r) for s, r in rows)
-    return found
 
 
 def seen_records(

@@ -97,6 +97,12 @@ def extend(
     return total
 
 
+def attempt_given_back(queue: Queue) -> ColumnElement[int]:
+    """A row's attempts less the claim's own: a claim that asked nothing (the process was
+    stopping) spends none."""
+    return case((queue.attempts > 0, queue.attempts - 1), else_=0)
+
+
 def release(
     session: Session,
     queue: Queue,
@@ -115,7 +121,7 @@ def release(
         "updated_at": now,
     }
     if unasked:
-        values["attempts"] = case((queue.attempts > 0, queue.attempts - 1), else_=0)
+        values["attempts"] = attempt_given_back(queue)
     result = session.connection().execute(
         update(queue).where(queue.status == "claimed", condition).values(**values)
     )

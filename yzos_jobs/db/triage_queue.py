@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import case, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db import lease_claim
@@ -143,7 +143,7 @@ def settle_triage(
         "finished_at": now if status != "pending" else None,
     }
     if unasked:
-        values["attempts"] = case((T.attempts > 0, T.attempts - 1), else_=0)
+        values["attempts"] = lease_claim.attempt_given_back(T)
     result = session.connection().execute(
         update(T).where(T.id == triage_id, lease_claim.owned(T, owner)).values(**values)
     )

@@ -309,13 +309,12 @@ class PathTails:
                 self.by_last.setdefault(parts[-1].casefold(), []).append((path, parts))
 
 
-def heads(paths: list[str] | PathTails, name: str) -> Iterator[str]:
-    """Each directory under which an absolute path of `paths` is the relative name `name`
-    (Windows names compared without case), in the order of `paths`."""
+def heads(tails: PathTails, name: str) -> Iterator[str]:
+    """Each directory under which an absolute path of `tails` is the relative name `name`
+    (Windows names compared without case), in the order the paths were given."""
     tail = repo.segments(name)
     if not tail or repo.is_absolute(name) or ".." in tail:
         return
-    tails = paths if isinstance(paths, PathTails) else PathTails(paths)
     for path, parts in tails.by_last.get(tail[-1].casefold(), []):
         if len(parts) <= len(tail):
             continue
