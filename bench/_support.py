@@ -11,6 +11,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -126,25 +127,29 @@ def run_measured(
     import psutil
 
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [YZOS_JOBS, *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=cwd or REPO,
-    )
-    watched = psutil.Process(proc.pid)
-    peak = 0
-    while proc.poll() is None:
-        try:
-            peak = max(peak, watched.memory_info().rss)
-        except psutil.NoSuchProcess:
-            break
-        time.sleep(poll_s)
-    out = proc.communicate()[0]
+    # stderr to a file: a pipe nobody reads while polling could fill and stall the command.
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        proc = subprocess.Popen(
+            [YZOS_JOBS, *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            cwd=cwd or REPO,
+        )
+        watched = psutil.Process(proc.pid)
+        peak = 0
+        while proc.poll() is None:
+            try:
+                peak = max(peak, watched.memory_info().rss)
+            except psutil.NoSuchProcess:
+                break
+            time.sleep(poll_s)
+        out = proc.communicate()[0]
+        errors.seek(0)
+        said = errors.read()[-2000:]
     if proc.returncode != 0:
-        raise SystemExit(f"yzos-jobs {' '.join(args)} failed: {out}")
+        raise SystemExit(f"yzos-jobs {' '.join(args)} failed ({proc.returncode}): {out}{said}")
     return time.perf_counter() - started, peak / 2**20, out.strip()
 
 

@@ -143,3 +143,31 @@ def test_the_id_of_an_entity_merged_away_is_never_given_again(db_url: str) -> No
     assert made["Tide Tables"] > newest
     gone = _run(db_url, "show", f"e:{newest}")
     assert gone.exit_code != 0 and len(gone.output.strip().splitlines()) == 1
+
+
+def test_the_id_of_an_entity_merged_away_says_where_it_went(db_url: str) -> None:
+    # a script's e:ID of an entity merged away (then its target merged again) names the entity
+    # that holds it now, for each command, and acts on nothing
+    ctx = make_ctx(db_url)  # dry_run
+    add_candidates(
+        ctx,
+        {"raw_text": "Harbor Sync", "source_id": "s1"},
+        {"raw_text": "Harbor Sync App", "source_id": "s2"},
+        {"raw_text": "Harbor Platform", "source_id": "s3"},
+    )
+    run_entity_promote(ctx)
+    ids = {e.display_name: e.id for e in entities(ctx)}
+    first, second, last = ids["Harbor Sync App"], ids["Harbor Sync"], ids["Harbor Platform"]
+    correct(ctx.sessions, f"e:{first}", "merge_into", f"e:{second}")
+    correct(ctx.sessions, f"e:{second}", "merge_into", f"e:{last}")
+    for command in (["show"], ["explain"], ["correct", "--not-entity"]):
+        for gone in (first, second):
+            done = _run(db_url, command[0], f"e:{gone}", *command[1:])
+            assert done.exit_code != 0, (command, done.output)
+            assert done.output.strip() == (
+                f"yzos-jobs: error: e:{gone} was merged into e:{last} (project 'Harbor Platform'); "
+                f"name e:{last} instead"
+            ), (command, done.output)
+    assert {e.display_name: e.status for e in entities(ctx)} == {"Harbor Platform": "active"}
+    never = _run(db_url, "show", "e:999999")
+    assert never.output.strip().endswith("no entity e:999999")

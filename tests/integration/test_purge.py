@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from click.testing import CliRunner
 from sqlalchemy import select
 
 from tests.support.jobs import (
@@ -12,6 +13,7 @@ from tests.support.jobs import (
     make_ctx,
     sighting_count,
 )
+from yzos_jobs.cli import cli
 from yzos_jobs.db.models import EntityOverride
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06, run_prune
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
@@ -165,6 +167,7 @@ def test_purge_merges_into_the_entity_of_the_new_kind_when_it_exists(db_url: str
     )
     run_entity_promote(setup)
     person = next(e for e in entities(setup) if e.kind == "person")
+    project = next(e for e in entities(setup) if e.kind == "project")
     with OpenAIDouble(_by_kind) as llm:
         stats = run_entity_purge_v06(make_ctx(db_url, llm.base_url))
     [alice] = entities(setup)
@@ -173,6 +176,9 @@ def test_purge_merges_into_the_entity_of_the_new_kind_when_it_exists(db_url: str
     assert {c.entity_id for c in candidates(setup)} == {alice.id}
     merged = [d for d in decisions(setup) if d.outcome == "merged"]
     assert [(d.call_site, d.entity_id) for d in merged] == [("entity_purge_v06", alice.id)]
+    # the project's id, in a script or a note, says where it went
+    gone = CliRunner().invoke(cli, ["show", f"e:{project.id}"], env={"YZOS_DATABASE_URL": db_url})
+    assert f"e:{project.id} was merged into e:{alice.id} (person 'Alice Chen')" in gone.output
 
 
 def test_purge_leaves_a_kind_the_user_fixed(db_url: str) -> None:

@@ -143,6 +143,25 @@ def recent_user_corrections(session: Session, limit: int) -> list[dict[str, Any]
     return [v for v in rows if isinstance(v, dict)]
 
 
+# The call sites whose "merged" rows merge one entity into another (triage's merge a candidate).
+_ENTITY_MERGES = ("user", "entity_purge_v06")
+
+
+def merged_into(session: Session, entity_id: int) -> int | None:
+    """The entity that holds what `entity_id` was merged into, as the trail says (its rows move
+    along with every later merge, so the row names where it is now); None when the trail has
+    no such merge (never merged, or pruned)."""
+    rows = session.execute(
+        select(D.entity_id, D.verdict)
+        .where(D.outcome == "merged", D.call_site.in_(_ENTITY_MERGES), D.entity_id.is_not(None))
+        .order_by(D.id.desc())
+    )
+    for holder, verdict in rows:
+        if isinstance(verdict, dict) and verdict.get("merged_from") == entity_id:
+            return int(holder)
+    return None
+
+
 def move_decisions(session: Session, from_entity: int, to_entity: int) -> int:
     """An entity merged into another takes its trail along."""
     result = session.execute(

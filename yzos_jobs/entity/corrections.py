@@ -121,8 +121,11 @@ def _record(
     candidate_id: int | None = None,
     subject: dict[str, Any] | None = None,
     detail: str | None = None,
+    merged_from: int | None = None,
 ) -> None:
     body = {**verdict, "correction": action}
+    if merged_from is not None:  # where references to the entity merged away are pointed
+        body["merged_from"] = merged_from
     if subject is not None:
         body["subject"] = subject
     if detail is not None:
@@ -279,6 +282,7 @@ def _merge(
         entity_id=target.id,
         subject=_subject(source),
         detail=detail,
+        merged_from=source.id,
     )
     return Corrected(action, "merged", target.id, None, detail)
 

@@ -15,6 +15,7 @@ from yzos_jobs.db.catalog import (
     candidates_with_text,
     entities_named,
 )
+from yzos_jobs.db.decision_rows import merged_into
 from yzos_jobs.db.entities import EntityRow, entity_rows
 from yzos_jobs.entity.policy import normalize_name
 
@@ -67,7 +68,7 @@ def resolve(session: Session, ref: str) -> Target:
         if prefix == "e":
             rows = entity_rows(session, [number])
             if not rows:
-                raise RefNotFound(f"no entity e:{number}")
+                raise RefNotFound(_gone(session, number))
             return EntityTarget(rows[0])
         candidate = candidate_row(session, number)
         if candidate is None:
@@ -87,6 +88,20 @@ def resolve(session: Session, ref: str) -> Target:
     if candidates:
         raise AmbiguousRef(text, [], candidates)
     raise RefNotFound(f"no entity or candidate named {text!r}")
+
+
+def _gone(session: Session, entity_id: int) -> str:
+    """Why e:ID answers to nothing: merged into another entity (named so the user can go on
+    with it), or never there."""
+    holder = merged_into(session, entity_id)
+    rows = entity_rows(session, [holder]) if holder is not None else []
+    if not rows:
+        return f"no entity e:{entity_id}"
+    into = rows[0]
+    return (
+        f"e:{entity_id} was merged into e:{into.id} ({into.kind} {into.display_name!r}); "
+        f"name e:{into.id} instead"
+    )
 
 
 def resolve_entity(session: Session, ref: str) -> EntityRow:

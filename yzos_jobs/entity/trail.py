@@ -42,6 +42,12 @@ def _with_detail(verdict: dict[str, Any] | None, detail: str | None) -> dict[str
     return {**(verdict or {}), "detail": detail}
 
 
+def _merged(verdict: dict[str, Any] | None, merged_from: int | None) -> dict[str, Any] | None:
+    if merged_from is None:
+        return verdict
+    return {**(verdict or {}), "merged_from": merged_from}
+
+
 _Judged = tuple[str | None, str | None, int | None]  # model, prompt version, latency
 _NOT_JUDGED: _Judged = (None, None, None)
 
@@ -105,8 +111,10 @@ def judged_decision(
     entity_id: int,
     run_id: int | None,
     detail: str | None = None,
+    merged_from: int | None = None,
 ) -> DecisionRow:
-    """The row of an entity a verdict wrote (session triage, the purge)."""
+    """The row of an entity a verdict wrote (session triage, the purge); `merged_from`: the
+    entity merged into this one, which references to it are then pointed to."""
     assert judged.verdict is not None
     source = judged.source or "llm"
     model, version, latency = _judged_columns(source, judged)
@@ -116,7 +124,7 @@ def judged_decision(
         outcome,
         None,
         entity_id,
-        _with_detail(judged.verdict.model_dump(), detail),
+        _merged(_with_detail(judged.verdict.model_dump(), detail), merged_from),
         model,
         version,
         latency,

@@ -66,6 +66,7 @@ class _Kept:
     outcome: str  # kept | rekinded | merged
     entity_id: int
     detail: str | None = None
+    merged_from: int | None = None
 
 
 def _keep(
@@ -102,7 +103,7 @@ def _keep(
         return None
     merge_entities(session, source, target, set_by, now)
     detail = f"{entity.kind} {entity.display_name!r} (entity {entity.id}) merged as a {kind}"
-    return _Kept("merged", target.id, detail)
+    return _Kept("merged", target.id, detail, merged_from=entity.id)
 
 
 def _okf(entity: entity_db.EntityToJudge, outcome: ClassifyOutcome) -> dict[str, Any]:
@@ -166,9 +167,17 @@ def _write_purge(
     set_by = f"entity_purge_v06@{ctx.owner}"
     trail: list[DecisionRow] = []
 
-    def record(outcome: ClassifyOutcome, what: str, entity_id: int, detail: str | None) -> None:
+    def record(
+        outcome: ClassifyOutcome,
+        what: str,
+        entity_id: int,
+        detail: str | None,
+        merged_from: int | None = None,
+    ) -> None:
         trail.append(
-            judged_decision("entity_purge_v06", outcome, what, entity_id, ctx.run_id, detail)
+            judged_decision(
+                "entity_purge_v06", outcome, what, entity_id, ctx.run_id, detail, merged_from
+            )
         )
 
     keeps, rest = _sort_verdicts(entities, outcomes, summaries, now, stats)
@@ -190,7 +199,7 @@ def _write_purge(
                 stats.kept += done.outcome == "kept"
                 stats.rekinded += done.outcome != "kept"
                 stats.summaries += fresh is not None and done.outcome != "merged"
-                record(outcome, done.outcome, done.entity_id, done.detail)
+                record(outcome, done.outcome, done.entity_id, done.detail, done.merged_from)
         elif entity_db.archive_entity(
             session, entity.id, rejudged, f"{v.kind}: {v.reason}"[:1000], set_by
         ):
