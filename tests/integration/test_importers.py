@@ -274,14 +274,18 @@ def test_claude_code_transcript_read_again_whole_makes_no_segment_of_its_copies(
     transcript = project / f"{session_id}.jsonl"
     shutil.copy(NATORI / transcript.name, transcript)
     ctx = make_ctx(db_url, importers={"session_idle_s": 0})
-    assert ClaudeCodeImporter(ctx).import_paths([project]).sessions == 1
+    first = ClaudeCodeImporter(ctx).import_paths([project])
+    # the summary counts the transcript's records (each a line with an id), not segments
+    in_file = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    assert first.sessions == 1 and first.records == sum(1 for r in in_file if r.get("uuid"))
     # its first bytes edited (a sync tool, another version's mark): read again from the start,
     # every record a copy of one imported
     lines = transcript.read_bytes().splitlines(keepends=True)
     lines[0] = lines[0].replace(b"08:27:28.234Z", b"08:27:28.235Z")
     transcript.write_bytes(b"".join(lines))
     again = ClaudeCodeImporter(ctx).import_paths([project])
-    assert (again.sessions, again.candidates) == (0, 0) and again.skipped > 0
+    assert (again.sessions, again.candidates, again.records) == (0, 0, 0)
+    assert again.skipped == first.records
     before = {c.id for c in candidates(ctx)}
     # the session resumed a day later: its next segment is the second
     later = {

@@ -137,13 +137,13 @@ def _claim_and_write(
     for unit in repeated:
         # No stored hash: imported before hashes were kept; taken as a copy.
         if unit.digest is None or stored.get(unit.key, unit.digest) == unit.digest:
-            written.stats.skipped += 1
+            written.stats.skipped += unit.records
         else:
             written.stats.error(_conflict(unit))
     remember_contents(session, importer, {u.key: u.digest for u in new if u.digest is not None})
     if new:
         written.add(write(session, new))
-        written.stats.records += len(new)
+        written.stats.records += sum(u.records for u in new)
     return written
 
 

@@ -185,7 +185,8 @@ class ClaudeCodeImporter(FileImporter):
             session.session_id = key
             before = earlier[sid].facts if sid in earlier else []
             segment = _Segment(session, number, before)
-            units.append(Unit(str(main), (key, f"{SEGMENT} {number}"), segment))
+            records = len({f.uuid for f in session.facts})
+            units.append(Unit(str(main), (key, f"{SEGMENT} {number}"), segment, records=records))
         return units
 
     def _write(self, db: Session, units: list[Unit[_Segment]]) -> Written:
@@ -237,5 +238,7 @@ class ClaudeCodeImporter(FileImporter):
                 join_gathered_work(db, SOURCE_KIND, earlier_ids, gathered, IMPORTER, now)
             closed.append(built)
         written = self.write_sessions(db, closed)
+        # of the records the units stand for, these were copies of records read before
+        written.stats.records -= repeats
         written.stats.skipped += repeats
         return written

@@ -45,12 +45,14 @@ def record_key(value: object) -> str | None:
 class Unit(Generic[T]):
     """One record read from a file, ready to write: where it is (file:line), its importer_seen
     key, and the hash of its content when a repeat of its key must be told from a conflict
-    (None: a repeat is a copy, skipped without a word)."""
+    (None: a repeat is a copy, skipped without a word). `records`: how many of the file's
+    records it stands for (a transcript's segment: its records), what the summary counts."""
 
     where: str | Position
     key: tuple[str, str]
     item: T
     digest: str | None = None
+    records: int = 1
 
 
 @dataclass
