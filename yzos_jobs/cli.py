@@ -526,6 +526,7 @@ IMPORT_COUNTS = (
     "records",
     "sessions",
     "sessions_open",
+    "files_waiting",
     "candidates",
     "apps",
     "triaged",

@@ -167,8 +167,8 @@ SOURCE_NAMES = ("claude_code", "aider", "jsonl", "apps")
 def sources_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     """Per source: whether [sources] names it, the files seen (on every host sharing the
     database), when something was last imported from it, and the sessions the last
-    import_sources run found still open (the last that ended: a run going on has counted
-    nothing yet)."""
+    import_sources run found still open, and the subagents' transcripts it found waiting for
+    their session's (the last run that ended: a run going on has counted nothing yet)."""
     files = overview.files_by_importer(conn)
     last = next(iter(overview.recent_runs(conn, "import_sources", 1, finished=True)), None)
     per_source = ((last.stats or {}).get("sources") or {}) if last is not None else {}
@@ -182,6 +182,7 @@ def sources_status(conn: Connection, settings: Settings) -> dict[str, Any]:
             "files_seen": seen,
             "last_import": at.isoformat() if at else None,
             "sessions_open": int((per_source.get(name) or {}).get("sessions_open", 0)),
+            "files_waiting": int((per_source.get(name) or {}).get("files_waiting", 0)),
         }
     return report
 
@@ -199,9 +200,11 @@ def render_sources(sources: dict[str, Any]) -> list[str]:
             continue
         at = source["last_import"]
         when = shown_time(at) if at else "never"
+        waiting = source.get("files_waiting", 0)
         lines.append(
             f"source {name:<12} files {source['files_seen']}  last import {when}  "
             f"sessions open {source['sessions_open']}"
+            + (f"  files waiting for their session {waiting}" if waiting else "")
         )
     return lines
 

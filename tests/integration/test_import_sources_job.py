@@ -21,7 +21,7 @@ from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.maintain.runner import run_job
 from yzos_jobs.sources import feed
 from yzos_jobs.sources.feed import run_import_sources
-from yzos_jobs.status import sources_status
+from yzos_jobs.status import render_sources, sources_status
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 EXAMPLE = FIXTURES.parents[1] / "examples" / "observations.jsonl"
@@ -197,6 +197,38 @@ def test_the_daemon_reads_subagent_transcripts_beside_the_session_file_with_it(
     assert (found["files"], found["sessions"], found["sessions_ended"]) == (6, 1, 1)
     again = run_import_sources(ctx)["sources"]["claude_code"]
     assert (again["files_unchanged"], again["sessions"]) == (6, 0)
+
+
+def test_status_tells_the_subagent_transcripts_waiting_for_their_session(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a session's subagent transcripts copied without the session's own (a partial sync):
+    # nothing of them is imported, and status says they wait
+    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
+    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
+    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
+    project = tmp_path / "projects" / real.name
+    project.mkdir(parents=True)
+    agents = list((real / session_id / "subagents").glob("agent-*.jsonl"))
+    for agent in agents:
+        shutil.copy(agent, project)
+    ctx = make_ctx(
+        db_url,
+        sources={"claude_code": [str(tmp_path / "projects")], "apps": False},
+        importers={"session_idle_s": 0},
+    )
+    assert run_job(ctx, "import_sources").status == "succeeded"
+    with ctx.sessions() as s:
+        report = sources_status(s.connection(), ctx.settings)
+    assert report["claude_code"]["files_waiting"] == len(agents)
+    [line] = [x for x in render_sources(report) if x.startswith("source claude_code")]
+    assert line.endswith(f"files waiting for their session {len(agents)}")
+    shutil.copy(real / f"{session_id}.jsonl", project)
+    assert run_job(ctx, "import_sources").status == "succeeded"
+    with ctx.sessions() as s:
+        report = sources_status(s.connection(), ctx.settings)
+    assert report["claude_code"]["files_waiting"] == 0
+    assert "waiting" not in " ".join(render_sources(report))
 
 
 def test_status_tells_the_open_sessions_while_the_next_import_runs(

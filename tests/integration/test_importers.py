@@ -210,12 +210,17 @@ def test_claude_code_subagent_transcripts_beside_the_session_file_are_read_with_
 def test_claude_code_subagent_transcripts_wait_for_their_sessions(
     db_url: str, tmp_path: Path
 ) -> None:
-    project, _ = _laid_flat(tmp_path, main=False)
+    project, agents = _laid_flat(tmp_path, main=False)
     ctx = make_ctx(db_url, importers={"session_idle_s": 0})
     alone = ClaudeCodeImporter(ctx).import_paths([project])
     assert (alone.sessions, alone.candidates, alone.errors) == (0, 0, 0)
+    # the summary says they wait, and for what
+    assert alone.files_waiting == len(agents)
+    [note] = alone.notes
+    assert note.startswith(str(project / agents[0])) and "session's transcript is not" in note
     shutil.copy(NATORI / f"{NATORI_SESSION}.jsonl", project)
-    ClaudeCodeImporter(ctx).import_paths([project])
+    read = ClaudeCodeImporter(ctx).import_paths([project])
+    assert (read.files_waiting, read.notes) == (0, [])
     session = _only_session(ctx)
     assert session.external_id == NATORI_SESSION  # the first segment, its subagents' start in it
     assert session.started_at is not None and session.started_at.isoformat().startswith(

@@ -90,6 +90,12 @@ class ClaudeCodeImporter(FileImporter):
         if all(is_subagent(p) for p in group):
             # subagents' transcripts without their session's: their records are no one's
             # requests, read with the session's transcript once it is there
+            self.stats.files_waiting += len(group)
+            more = f" (and {len(group) - 1} more of its session)" if len(group) > 1 else ""
+            self.stats.note(
+                f"{group[0]}{more}: a subagent's transcript whose session's transcript is not "
+                "beside it; read with it once it is"
+            )
             return
         opened: list[OpenedFile] = []
         for path in group:

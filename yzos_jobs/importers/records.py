@@ -62,6 +62,8 @@ class ImportStats(Counters):
     records: int = 0
     sessions: int = 0
     sessions_open: int = 0  # still going on: imported once closed
+    # subagents' transcripts whose session's transcript is not there: read with it once it is
+    files_waiting: int = 0
     candidates: int = 0
     apps: int = 0
     triaged: int = 0

@@ -38,6 +38,7 @@ COUNTERS = (
     "records",
     "sessions",
     "sessions_open",
+    "files_waiting",
     "candidates",
     "apps",
     "digests",
