@@ -556,11 +556,8 @@ def _run_import(
         _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
         return
     ctx = _job_context(app)
-    files = [p for p in paths if p.is_file()]
-    with progress_bar(label, enabled=not logs_as_json()) as bar:
-        if files and len(files) == len(paths):
-            bar.set_total(sum(p.stat().st_size for p in files))
-        importer = importer_cls(ctx, progress=bar.advance)
+    with progress_bar(label, enabled=not logs_as_json(), in_bytes=True) as bar:
+        importer = importer_cls(ctx, progress=bar.advance, total=bar.set_total)
         try:
             stats = importer.import_paths(paths)
         except ImportPathError as exc:

@@ -8,7 +8,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 COUNT_ORDER = (
     "promoted",
@@ -40,9 +47,12 @@ class _Bar:
 
 
 @contextmanager
-def progress_bar(label: str, stream: Any = None, *, enabled: bool = True) -> Iterator[_Bar]:
+def progress_bar(
+    label: str, stream: Any = None, *, enabled: bool = True, in_bytes: bool = False
+) -> Iterator[_Bar]:
     """A bar on a terminal; nothing when the stream is not one or the bar is not wanted (JSON
-    logs share the stream: their lines stay whole)."""
+    logs share the stream: their lines stay whole). `in_bytes`: it counts bytes (shown in kB,
+    MB, …), not items."""
     stream = stream or sys.stderr
     if not enabled or not getattr(stream, "isatty", lambda: False)():
         yield _Bar(None, label)
@@ -50,7 +60,7 @@ def progress_bar(label: str, stream: Any = None, *, enabled: bool = True) -> Ite
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        DownloadColumn() if in_bytes else MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=Console(file=stream),
         transient=True,

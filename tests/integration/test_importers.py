@@ -417,3 +417,17 @@ def test_aider_history_moved_or_copied_is_not_imported_twice(db_url: str, tmp_pa
     again = AiderImporter(ctx).import_paths([moved])
     assert (again.sessions, again.skipped) == (0, 3)
     assert len(candidates(ctx)) == before
+
+
+def test_an_import_of_folders_tells_its_bar_the_bytes_to_go(db_url: str, tmp_path: Path) -> None:
+    # the bar of `import DIR` has a total (the files found) and reaches it, also when the
+    # files were read before (what an earlier import read counts as done)
+    root = _copy(tmp_path, "claude-code")
+    files = [p for p in root.rglob("*.jsonl") if p.is_file()]
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    for _ in range(2):
+        totals: list[int] = []
+        done: list[int] = []
+        ClaudeCodeImporter(ctx, progress=done.append, total=totals.append).import_paths([root])
+        assert totals == [sum(p.stat().st_size for p in files)]
+        assert sum(done) == totals[0]

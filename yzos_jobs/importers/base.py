@@ -185,11 +185,19 @@ class FileImporter:
     NAME = ""
     PATTERN = "*"
 
-    def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
+    def __init__(
+        self,
+        ctx: JobContext,
+        progress: Callable[[int], None] | None = None,
+        total: Callable[[int], None] | None = None,
+    ) -> None:
+        """`progress`: told the bytes read (and those read by an earlier import, as each file
+        is opened); `total`: told the bytes of the files found, once they are listed."""
         self.ctx = ctx
         self.limit = ctx.settings.importers.max_field_chars
         self.idle_s = ctx.settings.importers.session_idle_s
         self.progress = progress
+        self.total = total
         self.stats = ImportStats()
         # With a model, closed coding sessions are triaged (their candidates held meanwhile).
         self.triage = ctx.classifier.active_model_id() is not None
@@ -199,7 +207,10 @@ class FileImporter:
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
         with self.importing():
-            self.import_each(self._expand(paths))
+            files = self._expand(paths)
+            if self.total is not None:
+                self.total(sum(_size(f) for f in files))
+            self.import_each(files)
         return self.stats
 
     @contextmanager
@@ -258,7 +269,10 @@ class FileImporter:
         key = path_key(path)
         with self.ctx.sessions() as s:
             previous = load_mark(s, self.NAME, key)
-        return OpenedFile(path, key, now, previous, resume_offset(path, previous, now))
+        start = resume_offset(path, previous, now)
+        if self.progress is not None and start:
+            self.progress(start)  # read by an earlier import: as far on as if read now
+        return OpenedFile(path, key, now, previous, start)
 
     def lines(
         self, opened: OpenedFile, start: int, *, keep_unfinished: bool
@@ -391,3 +405,10 @@ class FileImporter:
     def after_sessions(self, written: Written) -> None:
         """Without a model: the ended sessions' candidates are promoted (see SessionEnd)."""
         self.session_end.ended(written.ended)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:  # gone or unreadable since listed: reported when it is opened
+        return 0

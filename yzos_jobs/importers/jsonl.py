@@ -174,8 +174,13 @@ class JsonlImporter(FileImporter):
     NAME = IMPORTER
     PATTERN = "*.jsonl"
 
-    def __init__(self, ctx: JobContext, progress: Callable[[int], None] | None = None) -> None:
-        super().__init__(ctx, progress)
+    def __init__(
+        self,
+        ctx: JobContext,
+        progress: Callable[[int], None] | None = None,
+        total: Callable[[int], None] | None = None,
+    ) -> None:
+        super().__init__(ctx, progress, total)
         # Sessions this import wrote records in: a session spread over many batches counts once.
         self._sessions: set[str] = set()
 
