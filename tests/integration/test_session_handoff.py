@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
@@ -21,6 +22,7 @@ from tests.support.corpus import HEALTH, REAL, WORCESTER, WORKTREE, at_rest, his
 from tests.support.daemons import wait_for
 from tests.support.jobs import candidates, decisions, entities, make_ctx
 from tests.support.tables import row_counts
+from yzos_jobs.cli import cli
 from yzos_jobs.db.entities import EntityDraft, project_key, upsert_entities
 from yzos_jobs.db.models import ActivitySession, Entity, ImporterSeen, SessionTriage
 from yzos_jobs.db.sighting_rows import Sighting, add_sightings
@@ -352,15 +354,24 @@ def test_work_a_later_commit_gathers_is_one_task_as_in_one_reading(
     )
     records = [*whole[:36], json.dumps(asked).encode() + b"\n", *whole[36:]]
     ctx = make_ctx(db_url)
+    first: set[int] = set()
     for written in (records[:39], records):
         path.write_bytes(b"".join(written))
         at_rest(path, seconds_ago=3 * 3600)
         ClaudeCodeImporter(ctx).import_paths([tmp_path / "projects"])
         if written is not records:
-            assert len([e for e in entities(ctx) if e.kind == "task"]) == 2
+            first = {e.id for e in entities(ctx) if e.kind == "task"}
+            assert len(first) == 2
     tasks = [e for e in entities(ctx) if e.kind == "task"]
     assert len(tasks) == 1
     assert {c.entity_id for c in candidates(ctx) if c.suggested_kind == "task"} == {tasks[0].id}
+    # the id of the task gathered into the other says where it went
+    [gone] = first - {tasks[0].id}
+    assert f"e:{gone} was merged into e:{tasks[0].id}" in _shown(db_url, f"e:{gone}")
+
+
+def _shown(db_url: str, ref: str) -> str:
+    return CliRunner().invoke(cli, ["show", ref], env={"YZOS_DATABASE_URL": db_url}).output
 
 
 def test_a_later_segment_places_the_session_by_all_it_recorded(db_url: str, tmp_path: Path) -> None:
@@ -518,8 +529,11 @@ def test_a_task_already_in_the_new_repository_takes_the_moved_one_without_its_ol
 ) -> None:
     # the first segment's task is known in SNMP_50ms already (seen there by another source,
     # before its project was): merged into it, it does not bring the `dl` project along
+    moved: list[int] = []
+
     def seen_there(ctx: JobContext) -> None:
         [first] = [e for e in entities(ctx) if e.kind == "task"]
+        moved.append(first.id)
         at = datetime(2026, 8, 13, 5, 0, tzinfo=UTC)
         draft = EntityDraft(
             "task",
@@ -541,6 +555,9 @@ def test_a_task_already_in_the_new_repository_takes_the_moved_one_without_its_ol
     [project] = [e for e in found if e.kind == "project"]
     assert project.display_name == "SNMP_50ms"
     assert {e.project_id for e in found if e.kind == "task"} == {project.id}
+    # the first segment's task, merged away, names the one that holds it
+    said = re.search(rf"e:{moved[0]} was merged into e:(\d+)", _shown(db_url, f"e:{moved[0]}"))
+    assert said is not None and int(said.group(1)) in {e.id for e in found if e.kind == "task"}
 
 
 def test_a_task_the_triage_proposed_on_no_line_moves_with_the_session(

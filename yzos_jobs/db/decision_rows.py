@@ -143,22 +143,33 @@ def recent_user_corrections(session: Session, limit: int) -> list[dict[str, Any]
     return [v for v in rows if isinstance(v, dict)]
 
 
-# The call sites whose "merged" rows merge one entity into another (triage's merge a candidate).
-_ENTITY_MERGES = ("user", "entity_purge_v06")
+# How many merges a reference to an entity merged away is followed through.
+_MAX_HOPS = 100
 
 
 def merged_into(session: Session, entity_id: int) -> int | None:
-    """The entity that holds what `entity_id` was merged into, as the trail says (its rows move
-    along with every later merge, so the row names where it is now); None when the trail has
-    no such merge (never merged, or pruned)."""
-    rows = session.execute(
-        select(D.entity_id, D.verdict)
-        .where(D.outcome == "merged", D.call_site.in_(_ENTITY_MERGES), D.entity_id.is_not(None))
-        .order_by(D.id.desc())
-    )
-    for holder, verdict in rows:
-        if isinstance(verdict, dict) and verdict.get("merged_from") == entity_id:
+    """The entity that holds what `entity_id` was merged into, as the trail says: its merge's
+    row moves along with every later merge, and where a batch wrote it after its holder was
+    merged away too, the holder's own merge is followed. None when the trail has no such
+    merge (never merged, or pruned)."""
+    current, seen = entity_id, {entity_id}
+    for _ in range(_MAX_HOPS):
+        holder = session.scalar(
+            select(D.entity_id)
+            .where(
+                D.outcome == "merged",
+                D.entity_id.is_not(None),
+                D.verdict["merged_from"].as_integer() == current,
+            )
+            .order_by(D.id.desc())
+            .limit(1)
+        )
+        if holder is None or holder in seen:
+            return None
+        if session.get(Entity, holder) is not None:
             return int(holder)
+        current = int(holder)
+        seen.add(current)
     return None
 
 

@@ -98,9 +98,10 @@ def _gone(session: Session, entity_id: int) -> str:
     if not rows:
         return f"no entity e:{entity_id}"
     into = rows[0]
+    archived = ", archived" if into.status == "archived" else ""
     return (
-        f"e:{entity_id} was merged into e:{into.id} ({into.kind} {into.display_name!r}); "
-        f"name e:{into.id} instead"
+        f"e:{entity_id} was merged into e:{into.id} ({into.kind} {into.display_name!r}"
+        f"{archived}); name e:{into.id} instead"
     )
 
 

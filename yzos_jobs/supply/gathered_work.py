@@ -67,4 +67,6 @@ def _decision(row: EntityRow, target: EntityRow) -> DecisionRow:
     """The trail's row of a merge of gathered work."""
     reason = "A commit the session made later holds this work and that task's as one"
     detail = f"task {row.display_name!r} (e:{row.id}) merged into e:{target.id}"
-    return structural_decision(target.id, "task", target.display_name, "merged", reason, detail)
+    return structural_decision(
+        target.id, "task", target.display_name, "merged", reason, detail, row.id
+    )

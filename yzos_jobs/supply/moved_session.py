@@ -145,14 +145,26 @@ def _decision(row: EntityRow, entity_id: int, move: SessionMove) -> DecisionRow:
     )
     reason = "The session it was proposed in worked there, as its later records show"
     outcome = "merged" if entity_id != row.id else "moved"
-    return structural_decision(entity_id, row.kind, row.display_name, outcome, reason, detail)
+    merged_from = row.id if entity_id != row.id else None
+    return structural_decision(
+        entity_id, row.kind, row.display_name, outcome, reason, detail, merged_from
+    )
 
 
 def structural_decision(
-    entity_id: int, kind: str, name: str, outcome: str, reason: str, detail: str
+    entity_id: int,
+    kind: str,
+    name: str,
+    outcome: str,
+    reason: str,
+    detail: str,
+    merged_from: int | None = None,
 ) -> DecisionRow:
-    """The trail's row of what a session's records showed of an entity, no model consulted."""
+    """The trail's row of what a session's records showed of an entity, no model consulted;
+    `merged_from`: the entity merged into it, which references to it are then pointed to."""
     verdict = verdict_fields(True, kind, name, f"{reason} (no model consulted)", 1.0)
+    if merged_from is not None:
+        verdict["merged_from"] = merged_from
     return DecisionRow(
         call_site=CALL_SITE,
         source="dry_run",
