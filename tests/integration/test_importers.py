@@ -217,7 +217,11 @@ def test_claude_code_subagent_transcripts_wait_for_their_sessions(
     # the summary says they wait, and for what
     assert alone.files_waiting == len(agents)
     [note] = alone.notes
-    assert note.startswith(str(project / agents[0])) and "session's transcript is not" in note
+    assert note.startswith(str(project / agents[0]))
+    session_file = project / f"{NATORI_SESSION}.jsonl"
+    assert note.endswith(
+        f"waiting for its session's, {session_file}; read with it once it is there"
+    )
     shutil.copy(NATORI / f"{NATORI_SESSION}.jsonl", project)
     read = ClaudeCodeImporter(ctx).import_paths([project])
     assert (read.files_waiting, read.notes) == (0, [])
@@ -246,6 +250,17 @@ def test_claude_code_subagent_transcript_naming_no_session_beside_it_is_no_sessi
     assert stats.sessions == 1 and _only_session(ctx).external_id == NATORI_SESSION
     projects = [c for c in candidates(ctx) if c.suggested_kind == "project"]
     assert len(projects) == 1
+    # said once: one naming a session not there waits for it, one naming none never is read
+    [note] = stats.notes
+    if named == "orphan":
+        assert stats.files_waiting == 1 and "waiting for its session's" in note
+        expected = project / "0b1d7e52-3c55-4f0e-9a51-7d2c9e0f4a11.jsonl"
+        assert note.endswith(f"{expected}; read with it once it is there")
+    else:
+        assert (
+            stats.files_waiting == 0
+            and note == f"{agent}: a subagent's transcript that names no session; not read"
+        )
 
 
 def test_claude_code_subagent_transcript_naming_its_session_late_in_its_first_record(
@@ -419,15 +434,44 @@ def test_aider_history_moved_or_copied_is_not_imported_twice(db_url: str, tmp_pa
     assert len(candidates(ctx)) == before
 
 
-def test_an_import_of_folders_tells_its_bar_the_bytes_to_go(db_url: str, tmp_path: Path) -> None:
-    # the bar of `import DIR` has a total (the files found) and reaches it, also when the
-    # files were read before (what an earlier import read counts as done)
+@pytest.mark.parametrize("idle_s", [0, 3600])
+def test_an_import_of_folders_tells_its_bar_the_bytes_to_go(
+    db_url: str, tmp_path: Path, idle_s: int
+) -> None:
+    # the bar of `import DIR` has a total (the files found, each once) and reaches it: also
+    # when the files were read before, when their sessions are still going on (not read), and
+    # for subagents' transcripts that wait for their session's
+    (tmp_path / "waiting").mkdir()
+    project, _ = _laid_flat(tmp_path / "waiting", main=False)
     root = _copy(tmp_path, "claude-code")
-    files = [p for p in root.rglob("*.jsonl") if p.is_file()]
-    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
-    for _ in range(2):
+    files = [p for p in [*root.rglob("*.jsonl"), *project.iterdir()] if p.is_file()]
+    ctx = make_ctx(db_url, importers={"session_idle_s": idle_s})
+    for named in ([root, project], [root, root, project]):
         totals: list[int] = []
         done: list[int] = []
-        ClaudeCodeImporter(ctx, progress=done.append, total=totals.append).import_paths([root])
+        ClaudeCodeImporter(ctx, progress=done.append, total=totals.append).import_paths(named)
         assert totals == [sum(p.stat().st_size for p in files)]
         assert sum(done) == totals[0]
+    # one session's transcript named alone brings its subagents' along: they count too
+    main = project / f"{NATORI_SESSION}.jsonl"
+    shutil.copy(NATORI / main.name, main)
+    totals, done = [], []
+    ClaudeCodeImporter(ctx, progress=done.append, total=totals.append).import_paths([main])
+    assert totals == [sum(p.stat().st_size for p in project.iterdir())] == [sum(done)]
+
+
+def test_claude_code_records_counted_are_the_transcript_lines_with_an_id(
+    db_url: str, tmp_path: Path
+) -> None:
+    # prompts typed while Claude Code worked come through its queue's records, which carry no
+    # id and are not counted
+    real = FIXTURES / "real" / "claude-code" / "-Users-jschuss-Brightline-reef"
+    [transcript] = list(real.glob("*.jsonl"))
+    project = tmp_path / real.name
+    project.mkdir()
+    shutil.copy(transcript, project)
+    lines = transcript.read_text(encoding="utf-8").splitlines()
+    assert any('"operation":"remove"' in line for line in lines)
+    ctx = make_ctx(db_url, importers={"session_idle_s": 0})
+    stats = ClaudeCodeImporter(ctx).import_paths([project])
+    assert stats.records == sum(1 for line in lines if json.loads(line).get("uuid"))

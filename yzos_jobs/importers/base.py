@@ -191,13 +191,15 @@ class FileImporter:
         progress: Callable[[int], None] | None = None,
         total: Callable[[int], None] | None = None,
     ) -> None:
-        """`progress`: told the bytes read (and those read by an earlier import, as each file
-        is opened); `total`: told the bytes of the files found, once they are listed."""
+        """`progress`: told the bytes read, and once a file is done, the rest of it (read by an
+        earlier import, or left for later: a session still going on); `total`: told the bytes
+        of the files to import, once they are listed."""
         self.ctx = ctx
         self.limit = ctx.settings.importers.max_field_chars
         self.idle_s = ctx.settings.importers.session_idle_s
         self.progress = progress
         self.total = total
+        self._sizes: dict[Path, int] = {}  # the files' sizes when the total was told
         self.stats = ImportStats()
         # With a model, closed coding sessions are triaged (their candidates held meanwhile).
         self.triage = ctx.classifier.active_model_id() is not None
@@ -207,10 +209,7 @@ class FileImporter:
 
     def import_paths(self, paths: list[Path]) -> ImportStats:
         with self.importing():
-            files = self._expand(paths)
-            if self.total is not None:
-                self.total(sum(_size(f) for f in files))
-            self.import_each(files)
+            self.import_each(self._expand(paths))
         return self.stats
 
     @contextmanager
@@ -230,14 +229,34 @@ class FileImporter:
                 )
 
     def import_each(self, files: list[Path]) -> None:
+        self.tell_total(files)
         for path in files:
             if self.ctx.stop.is_set():
                 break  # the daemon was asked to stop: the files left are read next time
             self.stats.files += 1
-            try:
-                self.import_file(path)
-            except OSError as exc:  # unreadable: one line, and the other files are imported
-                self._unreadable(path, exc)
+            with self.done_with([path]):
+                try:
+                    self.import_file(path)
+                except OSError as exc:  # unreadable: one line, and the other files are imported
+                    self._unreadable(path, exc)
+
+    def tell_total(self, files: list[Path]) -> None:
+        if self.total is not None:
+            self._sizes = {f: _size(f) for f in files}
+            self.total(sum(self._sizes.values()))
+
+    @contextmanager
+    def done_with(self, files: list[Path]) -> Iterator[None]:
+        """Around importing `files`: once done, the progress is told whatever of their bytes
+        was not read now, so that the bar reaches its total."""
+        read = self.stats.bytes_read
+        try:
+            yield
+        finally:
+            if self.progress is not None and self._sizes:
+                rest = sum(self._sizes.get(f, 0) for f in files) - (self.stats.bytes_read - read)
+                if rest > 0:
+                    self.progress(rest)
 
     def import_unit(self, files: list[Path]) -> None:
         """One unit the daemon locks and imports (`sources.feed`): a file, for most importers."""
@@ -259,7 +278,7 @@ class FileImporter:
                 files.extend(find_regular_files(p, self.PATTERN, self._unreadable))
             else:
                 files.append(p.resolve())
-        return files
+        return list(dict.fromkeys(files))  # a file named twice (or below two paths) once
 
     def _unreadable(self, path: Path, exc: OSError) -> None:
         self.stats.error(ImportRecordError(str(path), describe(exc)))
@@ -269,10 +288,7 @@ class FileImporter:
         key = path_key(path)
         with self.ctx.sessions() as s:
             previous = load_mark(s, self.NAME, key)
-        start = resume_offset(path, previous, now)
-        if self.progress is not None and start:
-            self.progress(start)  # read by an earlier import: as far on as if read now
-        return OpenedFile(path, key, now, previous, start)
+        return OpenedFile(path, key, now, previous, resume_offset(path, previous, now))
 
     def lines(
         self, opened: OpenedFile, start: int, *, keep_unfinished: bool

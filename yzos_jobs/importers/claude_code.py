@@ -33,7 +33,7 @@ from yzos_jobs.importers.claude_transcript import Fact, TranscriptReader
 from yzos_jobs.importers.closed_session import SOURCE_KIND, ClosedSession
 from yzos_jobs.importers.reading import PositionedLine, positioned_lines
 from yzos_jobs.importers.records import Unit, Written
-from yzos_jobs.importers.transcript_groups import is_subagent, transcript_groups
+from yzos_jobs.importers.transcript_groups import is_subagent, main_transcript, transcript_groups
 from yzos_jobs.importers.transcript_session import TranscriptSession, add_facts
 from yzos_jobs.supply.gathered_work import join_gathered_work
 from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
@@ -75,8 +75,11 @@ class ClaudeCodeImporter(FileImporter):
     PATTERN = "*.jsonl"
 
     def import_each(self, files: list[Path]) -> None:
-        for group in transcript_groups(files):
-            self.import_unit(group)
+        groups = transcript_groups(files)
+        self.tell_total([path for group in groups for path in group])
+        for group in groups:
+            with self.done_with(group):
+                self.import_unit(group)
 
     def import_unit(self, files: list[Path]) -> None:
         """One transcript group as `transcript_groups` made it (grouped once for a whole run:
@@ -90,12 +93,7 @@ class ClaudeCodeImporter(FileImporter):
         if all(is_subagent(p) for p in group):
             # subagents' transcripts without their session's: their records are no one's
             # requests, read with the session's transcript once it is there
-            self.stats.files_waiting += len(group)
-            more = f" (and {len(group) - 1} more of its session)" if len(group) > 1 else ""
-            self.stats.note(
-                f"{group[0]}{more}: a subagent's transcript whose session's transcript is not "
-                "beside it; read with it once it is"
-            )
+            self._waiting(group)
             return
         opened: list[OpenedFile] = []
         for path in group:
@@ -157,6 +155,20 @@ class ClaudeCodeImporter(FileImporter):
         add_facts(sessions, reader.facts(lines(), subagent=subagent), opened.path)
         return reached[0]
 
+    def _waiting(self, group: list[Path]) -> None:
+        """Told once per import: subagents' transcripts that wait for their session's, or that
+        name no session (never read)."""
+        main = main_transcript(group[0])
+        if main == group[0]:
+            self.stats.note(f"{group[0]}: a subagent's transcript that names no session; not read")
+            return
+        self.stats.files_waiting += len(group)
+        more = f" (and {len(group) - 1} more of its session)" if len(group) > 1 else ""
+        self.stats.note(
+            f"{group[0]}{more}: a subagent's transcript waiting for its session's, {main}; "
+            "read with it once it is there"
+        )
+
     def _units(
         self,
         main: Path,
@@ -185,13 +197,13 @@ class ClaudeCodeImporter(FileImporter):
         for sid, session in sorted(sessions.items()):
             number = numbers[sid]
             if number > 1 and all(f.uuid in copies for f in session.facts):
-                self.stats.skipped += len({f.uuid for f in session.facts})
+                self.stats.skipped += len(_record_ids(session.facts))
                 continue
             key = keys[sid]
             session.session_id = key
             before = earlier[sid].facts if sid in earlier else []
             segment = _Segment(session, number, before)
-            records = len({f.uuid for f in session.facts})
+            records = len(_record_ids(session.facts))
             units.append(Unit(str(main), (key, f"{SEGMENT} {number}"), segment, records=records))
         return units
 
@@ -212,7 +224,7 @@ class ClaudeCodeImporter(FileImporter):
             facts = segment.session.facts
             fresh = claim_records(db, IMPORTER, [(UUIDS, f.uuid) for f in facts])
             kept = [f for f in facts if (UUIDS, f.uuid) in fresh]
-            repeats += len({f.uuid for f in facts} - {f.uuid for f in kept})
+            repeats += len(_record_ids(facts) - _record_ids(kept))
             sid, file = segment.session.session_id, segment.session.file
             session = TranscriptSession(sid, file, kept)
             project, named, earlier_ids = None, {}, []
@@ -248,3 +260,9 @@ class ClaudeCodeImporter(FileImporter):
         written.stats.records -= repeats
         written.stats.skipped += repeats
         return written
+
+
+def _record_ids(facts: list[Fact]) -> set[str]:
+    """The transcript's records the facts come from (a prompt the queue handed over is the
+    queue's, whose records are not counted)."""
+    return {f.uuid for f in facts if not f.from_queue}
