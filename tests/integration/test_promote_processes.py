@@ -91,3 +91,48 @@ def test_killed_run_loses_nothing(pg_url: str, tmp_path: Path) -> None:
     rows = candidates(ctx)
     assert {c.status for c in rows} == {"promoted"} and len(rows) == 60
     assert len(entities(ctx)) == 60
+
+
+def test_an_import_loses_nothing_to_merges_a_user_makes_meanwhile(
+    pg_url: str, tmp_path: Path
+) -> None:
+    # an import's session ends promote their candidates while the user merges the entities
+    # they name into another: a sighting written for an entity merged away a moment before
+    # goes where it went, and the import ends well
+    from yzos_jobs.entity.corrections import correct
+
+    ctx = make_ctx(pg_url)
+    names = [f"Harbor Item {i}" for i in range(60)]
+    add_candidates(ctx, *({"raw_text": n, "source_id": "first"} for n in [*names, "Harbor"]))
+    run_cli("once", "entity_promote", db_url=pg_url)
+    feed = tmp_path / "feed.jsonl"
+    with feed.open("w") as fh:
+        for s in range(SESSIONS):
+            for i, name in enumerate(names):
+                record = {"record_id": f"{s}-{i}", "session_id": f"s{s}", "type": "candidate"}
+                fh.write(json.dumps({**record, "raw_text": name, "suggested_kind": "project"}))
+                fh.write("\n")
+            fh.write(json.dumps({"record_id": "end", "session_id": f"s{s}", "type": "session_end"}))
+            fh.write("\n")
+    proc = spawn_cli("import", "jsonl", str(feed), env=cli_env(pg_url))
+    # the merges once the import promotes what its sessions ended
+    wait_for(lambda: _promoted(ctx) > len(names) + 1, 120, "the import promoting")
+    for name in names:
+        correct(ctx.sessions, name, "merge_into", "Harbor")
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err[-2000:]
+    assert {c.status for c in candidates(ctx)} == {"promoted"}
+    active = [e for e in entities(ctx) if e.status == "active"]
+    assert len(active) == 1, [(e.id, e.display_name, e.sighting_count) for e in active]
+    [harbor] = active
+    # a sighting per session it was seen in
+    assert harbor.display_name == "Harbor" and harbor.sighting_count == 1 + SESSIONS
+
+
+SESSIONS = 200
+
+
+def _promoted(ctx) -> int:
+    with ctx.sessions() as s:
+        where = EntityCandidate.status == "promoted"
+        return int(s.scalar(select(func.count()).select_from(EntityCandidate).where(where)) or 0)

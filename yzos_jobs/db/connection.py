@@ -283,11 +283,15 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
 
 
 _RETRYABLE_SQLSTATES = {"40001", "40P01"}  # serialization failure, deadlock detected
+_FOREIGN_KEY_VIOLATION = "23503"
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(getattr(exc, "orig", None), "sqlstate", None)
 
 
 def is_retryable(exc: BaseException) -> bool:
-    orig = getattr(exc, "orig", None)
-    return getattr(orig, "sqlstate", None) in _RETRYABLE_SQLSTATES
+    return _sqlstate(exc) in _RETRYABLE_SQLSTATES
 
 
 def run_in_transaction(
@@ -296,6 +300,7 @@ def run_in_transaction(
     attempts: int = 3,
     *,
     idempotent: bool = False,
+    refs_may_go: bool = False,
 ) -> T:
     """Run `work` in one transaction, again from the start if PostgreSQL reports a deadlock or a
     serialization failure (another daemon touched the same rows in another order).
@@ -303,14 +308,19 @@ def run_in_transaction(
     `idempotent`: also again, on a fresh connection, when the one it ran on was terminated
     under it (an operator or the server ended that backend). Only for work that may safely land
     twice: a drop during COMMIT leaves unknown whether the first attempt landed. A server that
-    refuses connections is not waited for."""
+    refuses connections is not waited for.
+
+    `refs_may_go`: also again when a row the work refers to was deleted meanwhile by another
+    transaction (an entity merged away by a correction between the work reading its id and
+    writing its sightings): the next attempt reads where it went."""
     for attempt in range(1, attempts + 1):
         try:
             with transaction(factory) as session:
                 return work(session)
         except DBAPIError as exc:
             dropped = idempotent and exc.connection_invalidated
-            if attempt == attempts or not (dropped or is_retryable(exc)):
+            gone = refs_may_go and _sqlstate(exc) == _FOREIGN_KEY_VIOLATION
+            if attempt == attempts or not (dropped or gone or is_retryable(exc)):
                 raise
             time.sleep(0.05 * attempt)
     raise AssertionError("unreachable")

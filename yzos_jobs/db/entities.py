@@ -142,6 +142,15 @@ def upsert_entities(
     )
     for eid, kind, norm, key in inserted:
         refs[(kind, norm, key)] = EntityRef(eid, "active", overridden=False, created=True)
+    if pg and refs:
+        # A merge that committed while the INSERT waited on the row it deleted made the key an
+        # alias after the INSERT looked: the entity just made goes, and the key leads on to
+        # where the user put it.
+        merged_meanwhile = resolve_aliases(session, list(refs))
+        if merged_meanwhile:
+            gone = [refs.pop(k).id for k in merged_meanwhile]
+            session.execute(delete(Entity).where(Entity.id.in_(gone)))
+            refs.update(_refs_by_id(session, merged_meanwhile))
     existing = [d.key for d in ordered if d.key not in refs]
     if existing:
         refs.update(find_entities(session, existing) if pg else _find_by_key(session, existing))

@@ -240,13 +240,18 @@ def apply_decisions(
     return stats
 
 
+# A user merging entity after entity can take one the batch names before each attempt.
+WRITE_ATTEMPTS = 10
+
+
 def write_decisions(
     ctx: JobContext, judged: JudgedBatch, call_site: str = "promote_candidate"
 ) -> PromoteStats:
     """Write a judged batch in one transaction; `call_site` names it in the decision trail."""
     # Written optimistically (no reading or locking of the owned rows first), and again with
     # them in the rare case a lease was lost meanwhile (on SQLite: expired and taken by another
-    # process between the claim and this write).
+    # process between the claim and this write); again too where an entity it found was merged
+    # away meanwhile by a correction (its key then leads to where it went).
     decisions = judged.decisions
     try:
         stats = run_in_transaction(
@@ -260,6 +265,8 @@ def write_decisions(
                 call_site=call_site,
                 run_id=ctx.run_id,
             ),
+            WRITE_ATTEMPTS,
+            refs_may_go=True,
         )
     except OwnershipLost:
         stats = run_in_transaction(
@@ -267,6 +274,8 @@ def write_decisions(
             lambda s: apply_decisions(
                 s, ctx.owner, decisions, utcnow(), call_site=call_site, run_id=ctx.run_id
             ),
+            WRITE_ATTEMPTS,
+            refs_may_go=True,
         )
     stats.failed = judged.failed
     ctx.advance(len(decisions))
