@@ -417,10 +417,10 @@ def _read_dataset(dataset: Path, score: Callable[[], _Report]) -> _Report:
 
 
 def _print_score(report: Any, as_json: bool, text: str, scored: int) -> None:
-    """An evaluation's report, as JSON or text; nothing scored exits 1."""
+    """An evaluation's report, as JSON or text; nothing scored says so and exits 1."""
     click.echo(json.dumps(report.as_dict(), indent=2) if as_json else text)
     if scored == 0:
-        raise SystemExit(EXIT_FAILURE)
+        _fail(click.get_current_context(), "no case of the dataset could be scored", EXIT_FAILURE)
 
 
 @cli.command("eval-triage")

@@ -89,13 +89,28 @@ def test_eval_reports_a_weak_model_and_skips_bad_lines(tmp_path: Path) -> None:
         '\ufeff{"raw_text": "Alice Chen", "label": "person"}\n'  # a byte order mark first
         "not json\n"
         '{"raw_text": "YZOS Core", "label": "project"}\n'
-        '{"raw_text": "Telegram", "label": "mystery"}\n' + deep,
+        '{"raw_text": "Telegram", "label": "mystery"}\n' + deep +
+        # fields of the wrong type or value: the line is skipped, not sent to the model
+        '{"raw_text": "Nimbus A", "label": "task", "surrounding_text": 5}\n'
+        '{"raw_text": "Nimbus B", "label": "task", "suggested_kind": "elephant"}\n'
+        '{"raw_text": "Nimbus C", "label": "task", "app_bundle_id": ["x"]}\n',
         encoding="utf-8",
     )
     with OpenAIDouble(lambda b: verdict("noise")) as llm:
         result = run_cli("eval", str(data), cwd=tmp_path, env=_llm_env(tmp_path, llm.base_url))
     assert result.returncode == 0, result.stderr
-    assert "cases 2  accuracy 0.000" in result.stdout
+    assert "cases 2  accuracy 0.000" in result.stdout and llm.calls == 2
     skipped = [line.split(": ")[0] for line in result.stdout.splitlines() if "skipped" in line]
-    assert skipped == [f"skipped {data}:{n}" for n in (2, 4, 5)]
+    assert skipped == [f"skipped {data}:{n}" for n in (2, 4, 5, 6, 7, 8)]
     assert f"{data}:5: nested too deeply" in result.stdout
+    assert f"{data}:6: surrounding_text must be a string" in result.stdout
+    assert f"{data}:7: suggested_kind must be one of" in result.stdout
+    assert f"{data}:8: app_bundle_id must be a string" in result.stdout
+
+
+def test_eval_of_a_dataset_with_nothing_to_score_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text("\n", encoding="utf-8")
+    result = run_cli("eval", str(data), cwd=tmp_path, env=_llm_env(tmp_path, "http://127.0.0.1:9"))
+    assert result.returncode == 1
+    assert result.stderr.strip() == "yzos-jobs: error: no case of the dataset could be scored"

@@ -13,7 +13,7 @@ from typing import Any
 
 from yzos_jobs.entity.classifier import AppMetadata, Classifier, ClassifierUsage, ClassifyInput
 from yzos_jobs.entity.verdict_prompt import dry_run_verdict
-from yzos_jobs.kinds import VERDICT_KINDS
+from yzos_jobs.kinds import ENTITY_KINDS, VERDICT_KINDS
 
 LABELS = VERDICT_KINDS
 FAILED = "error"
@@ -35,6 +35,10 @@ class LabelledCase:
     label: str
 
 
+# What a case may say of its candidate besides its text: each a string, or absent.
+_TEXT_FIELDS = ("surrounding_text", "source_kind", "app_bundle_id", "app_name", "app_category")
+
+
 def _case(path: Path, line_no: int, raw: str) -> LabelledCase:
     try:
         obj = json.loads(raw)
@@ -47,6 +51,12 @@ def _case(path: Path, line_no: int, raw: str) -> LabelledCase:
     label = obj.get("label")
     if label not in LABELS:
         raise DatasetError(f"{path}:{line_no}: label must be one of {', '.join(LABELS)}")
+    for name in _TEXT_FIELDS:
+        if obj.get(name) is not None and not isinstance(obj[name], str):
+            raise DatasetError(f"{path}:{line_no}: {name} must be a string")
+    if obj.get("suggested_kind") not in (None, *ENTITY_KINDS):
+        kinds = ", ".join(ENTITY_KINDS)
+        raise DatasetError(f"{path}:{line_no}: suggested_kind must be one of {kinds}, or absent")
     bundle = obj.get("app_bundle_id")
     meta = None
     if bundle and (obj.get("app_name") or obj.get("app_category")):
