@@ -15,9 +15,16 @@ from sqlalchemy.orm import Session
 from yzos_jobs.db import catalog
 from yzos_jobs.db.aliases import aliases_of
 from yzos_jobs.db.decision_rows import DecisionView, decisions_of_candidate, decisions_of_entity
-from yzos_jobs.db.entities import EntityRow, entity_rows, projects_named
+from yzos_jobs.db.entities import EntityRow, entity_rows
 from yzos_jobs.entity.policy import normalize_name
-from yzos_jobs.entity.refs import AmbiguousRef, CandidateTarget, EntityTarget, Target, resolve
+from yzos_jobs.entity.refs import (
+    AmbiguousRef,
+    CandidateTarget,
+    EntityTarget,
+    RefNotFound,
+    Target,
+    resolve,
+)
 
 SHOW_SIGHTINGS = 10
 SHOW_TASKS = 20
@@ -51,11 +58,16 @@ def entity_line(line: catalog.EntityLine) -> dict[str, Any]:
 
 
 def project_ids(session: Session, project: str) -> list[int]:
-    """The projects a `--project` value names: e:ID, or every project of that name."""
+    """The projects a `--project` value names: e:ID, or every project of that name, or that the
+    name was before a rename or a merge (an alias)."""
     target = resolve(session, project) if project.startswith("e:") else None
     if isinstance(target, EntityTarget):
         return [target.entity.id]
-    return projects_named(session, normalize_name(project))
+    named = catalog.entities_named(session, normalize_name(project))
+    ids = [e.id for e in named if e.kind == "project"]
+    if not ids:
+        raise RefNotFound(f"no project named {project.strip()!r}")
+    return ids
 
 
 def entities_report(

@@ -94,6 +94,19 @@ def test_entities_lists_filters_and_prints_json(filled: str) -> None:
     assert "shown" not in whole.stdout + whole.stderr
 
 
+def test_entities_of_a_project_by_the_name_it_had_before(filled: str) -> None:
+    # renamed, then merged into another: its old names still lead to it, as for the commands
+    # that take a reference
+    renamed = run_cli("correct", "yzos-core", "--rename", "YZOS Core Service", db_url=filled)
+    assert renamed.returncode == 0, renamed.stderr
+    for name in ("yzos-core", "YZOS Core Service"):
+        listed = run_cli("entities", "--project", name, "--json", db_url=filled)
+        assert [e["name"] for e in json.loads(listed.stdout)] == ["Fix lease renewal"], name
+    unknown = run_cli("entities", "--project", "Nothing Like It", db_url=filled)
+    assert unknown.returncode == 1
+    assert unknown.stderr.strip() == "yzos-jobs: error: no project named 'Nothing Like It'"
+
+
 def test_show_prints_the_entity_its_sightings_tasks_and_decisions(filled: str) -> None:
     out = run_cli("show", "yzos-core", db_url=filled)
     assert out.returncode == 0, out.stderr

@@ -707,13 +707,3 @@ def absorb_entity(session: Session, source: EntityRow, target: EntityRow, now: d
         fill["project_path"] = source.project_path
     session.execute(update(Entity).where(Entity.id == target.id).values(fill))
     session.execute(delete(Entity).where(Entity.id == source.id))
-
-
-def projects_named(session: Session, normalized_name: str) -> list[int]:
-    return list(
-        session.scalars(
-            select(Entity.id).where(
-                Entity.kind == "project", Entity.normalized_name == normalized_name
-            )
-        )
-    )
