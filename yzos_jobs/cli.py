@@ -533,6 +533,7 @@ IMPORT_COUNTS = (
     "digests",
     "sessions_ended",
     "promoted",
+    "merged",
     "skipped",
     "errors",
 )

@@ -475,3 +475,19 @@ def test_claude_code_records_counted_are_the_transcript_lines_with_an_id(
     ctx = make_ctx(db_url, importers={"session_idle_s": 0})
     stats = ClaudeCodeImporter(ctx).import_paths([project])
     assert stats.records == sum(1 for line in lines if json.loads(line).get("uuid"))
+
+
+def test_an_import_counts_the_sightings_of_entities_its_sessions_made_or_knew(
+    db_url: str, tmp_path: Path
+) -> None:
+    # three sightings of one name in an ended session: one entity made, two merged into it,
+    # as `status` counts three candidates promoted
+    path = tmp_path / "feed.jsonl"
+    records = [
+        {"record_id": f"r{i}", "session_id": "s", "type": "candidate", "raw_text": "Harbor"}
+        for i in range(3)
+    ]
+    records.append({"record_id": "end", "session_id": "s", "type": "session_end"})
+    path.write_text("".join(json.dumps({**r, "suggested_kind": "project"}) + "\n" for r in records))
+    stats = JsonlImporter(make_ctx(db_url)).import_paths([path])
+    assert (stats.candidates, stats.promoted, stats.merged) == (3, 1, 2)

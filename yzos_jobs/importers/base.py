@@ -222,6 +222,7 @@ class FileImporter:
         finally:
             self.session_end.close()
             self.stats.promoted += self.session_end.promoted
+            self.stats.merged += self.session_end.merged
             if self.session_end.failure:
                 self.stats.note(
                     f"session end stopped ({self.session_end.failure}): the candidates it did "

@@ -219,7 +219,9 @@ class JsonlImporter(FileImporter):
             # Applied right away where it can be; what fails waits for entity_promote.
             self.stats.triaged += run_triage(self.ctx, only=written.triages).triaged
         for session_id in written.ended:
-            self.stats.promoted += apply_entities(self.ctx, session_id).promoted
+            done = apply_entities(self.ctx, session_id)
+            self.stats.promoted += done.promoted
+            self.stats.merged += done.merged
 
     def _write(self, session: Session, units: list[Unit[Item]]) -> Written:
         # Counted here and merged only after the commit: a retried or rolled-back transaction

@@ -69,7 +69,8 @@ class ImportStats(Counters):
     triaged: int = 0
     digests: int = 0  # closed sessions queued for triage
     sessions_ended: int = 0
-    promoted: int = 0
+    promoted: int = 0  # entities their ended sessions' candidates made
+    merged: int = 0  # and the candidates that were sightings of entities already known
     skipped: int = 0
     errors: int = 0
     bytes_read: int = 0

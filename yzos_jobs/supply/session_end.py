@@ -46,6 +46,7 @@ class SessionEnd:
     def __init__(self, ctx: JobContext) -> None:
         self.ctx = ctx
         self.promoted = 0
+        self.merged = 0
         self.failure: str | None = None  # a promote beside that failed after the import did
         self._ended: list[str] = []  # committed sessions whose promote is still due
         self._beside = ctx.concurrent_writers
@@ -53,7 +54,7 @@ class SessionEnd:
         # batch in hand instead of waiting for all it took on.
         self._beside_ctx = replace(ctx, stop=threading.Event())
         self._worker: ThreadPoolExecutor | None = None
-        self._running: Future[int] | None = None
+        self._running: Future[PromoteStats] | None = None
 
     def ended(self, session_ids: Iterable[str]) -> None:
         self._ended.extend(session_ids)
@@ -69,7 +70,7 @@ class SessionEnd:
         self._collect()  # one promote at a time; a failed one raises before more are taken
         ended, self._ended = self._ended, []
         if not self._beside:
-            self.promoted += apply_entities(self.ctx, ended).promoted
+            self._count(apply_entities(self.ctx, ended))
             return
         if self._worker is None:
             self._worker = ThreadPoolExecutor(1, thread_name_prefix="session-end")
@@ -93,12 +94,16 @@ class SessionEnd:
         except Exception as exc:
             self.failure = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
-    def _promote_beside(self, ended: list[str]) -> int:
+    def _promote_beside(self, ended: list[str]) -> PromoteStats:
         if self.ctx.stop.is_set():
             self._beside_ctx.stop.set()
-        return apply_entities(self._beside_ctx, ended).promoted
+        return apply_entities(self._beside_ctx, ended)
 
     def _collect(self) -> None:
         if self._running is not None:
             running, self._running = self._running, None
-            self.promoted += running.result()
+            self._count(running.result())
+
+    def _count(self, done: PromoteStats) -> None:
+        self.promoted += done.promoted
+        self.merged += done.merged
