@@ -9,6 +9,10 @@ NonEntityKind = Literal["app", "noise"]
 VerdictKind = Literal[EntityKind, NonEntityKind]
 
 ENTITY_KINDS: tuple[str, ...] = get_args(EntityKind)
+ENTITY_STATUSES = ("active", "archived")
+# held: waiting for its session's triage; no job claims it meanwhile.
+CANDIDATE_STATUSES = ("pending", "held", "claimed", "promoted", "rejected")
+TRIAGE_STATUSES = ("pending", "claimed", "done", "exhausted")
 VERDICT_KINDS: tuple[str, ...] = get_args(VerdictKind)
 
 

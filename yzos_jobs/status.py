@@ -14,7 +14,7 @@ from yzos_jobs.db import overview
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.job_pauses import all_pauses
 from yzos_jobs.entity.budget_rules import spent_reason, today_usage
-from yzos_jobs.kinds import ENTITY_KINDS
+from yzos_jobs.kinds import CANDIDATE_STATUSES, ENTITY_KINDS, ENTITY_STATUSES, TRIAGE_STATUSES
 
 RECENT = timedelta(minutes=15)
 
@@ -61,7 +61,12 @@ def _fallback_problem(conn: Connection, settings: Settings) -> str | None:
 
 def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     now = utcnow()
-    entities = overview.count_by_kind_and_status(conn)
+    # every status and kind, those with none at 0: a monitor reads the same keys every time
+    counted = overview.count_by_kind_and_status(conn)
+    entities = {
+        status: {kind: int((counted.get(status) or {}).get(kind, 0)) for kind in ENTITY_KINDS}
+        for status in ENTITY_STATUSES
+    }
     jobs: dict[str, Any] = {}
     problems: list[str] = []
     # A paused job is not run on purpose: its last run ageing is what its operator asked for.
@@ -105,8 +110,8 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
     if (fallback := _fallback_problem(conn, settings)) is not None:
         problems.append(fallback)
     return {
-        "candidates": overview.count_by_status(conn),
-        "triage": overview.count_triage_by_status(conn),
+        "candidates": _every(overview.count_by_status(conn), CANDIDATE_STATUSES),
+        "triage": _every(overview.count_triage_by_status(conn), TRIAGE_STATUSES),
         "entities": entities,
         "jobs": jobs,
         "daemons": [
@@ -117,6 +122,10 @@ def collect_status(conn: Connection, settings: Settings) -> dict[str, Any]:
         "problems": problems,
         **operations_status(conn, settings),
     }
+
+
+def _every(counted: dict[str, int], statuses: tuple[str, ...]) -> dict[str, int]:
+    return {status: int(counted.get(status, 0)) for status in statuses}
 
 
 def operations_status(conn: Connection, settings: Settings) -> dict[str, Any]:

@@ -63,8 +63,17 @@ def test_status_json_reports_queue_entities_runs_and_daemons(db_url: str, tmp_pa
     add_candidates(make_ctx(db_url), {"raw_text": "Later"})
     result = run_cli("status", "--json", db_url=db_url, cwd=tmp_path)
     report = json.loads(result.stdout)
-    assert report["candidates"] == {"promoted": 2, "pending": 1}
-    assert report["entities"]["active"] == {"project": 1, "person": 1}
+    # every status and kind, those with none at 0: a monitor reads the same keys every time
+    assert report["candidates"] == {
+        "pending": 1,
+        "held": 0,
+        "claimed": 0,
+        "promoted": 2,
+        "rejected": 0,
+    }
+    assert report["triage"] == {"pending": 0, "claimed": 0, "done": 0, "exhausted": 0}
+    assert report["entities"]["active"] == {"person": 1, "project": 1, "task": 0}
+    assert report["entities"]["archived"] == {"person": 0, "project": 0, "task": 0}
     assert report["jobs"]["entity_promote"]["status"] == "succeeded"
     assert len(report["daemons"]) == 1
 

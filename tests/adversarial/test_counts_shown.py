@@ -40,7 +40,7 @@ def test_status_shows_held_candidates_and_the_triage_queue(db_url: str) -> None:
     [triage] = [line for line in lines if line.startswith("triage")]
     assert "pending 3" in triage
     report = json.loads(run_cli("status", "--json", db_url=db_url).stdout)
-    assert report["candidates"]["held"] == 6 and report["triage"] == {"pending": 3}
+    assert report["candidates"]["held"] == 6 and report["triage"]["pending"] == 3
 
 
 def test_a_jsonl_import_counts_each_session_once(db_url: str, tmp_path: Path) -> None:

@@ -20,15 +20,11 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from yzos_jobs.db.column_types import BigId, Json, UTCDateTime
-from yzos_jobs.kinds import ENTITY_KINDS
+from yzos_jobs.kinds import CANDIDATE_STATUSES, ENTITY_KINDS, ENTITY_STATUSES, TRIAGE_STATUSES
 
-ENTITY_STATUSES = ("active", "archived")
-# held: waiting for its session's triage; no job claims it meanwhile.
-CANDIDATE_STATUSES = ("pending", "held", "claimed", "promoted", "rejected")
 SESSION_STATUSES = ("open", "ended")
 JOB_RUN_STATUSES = ("running", "succeeded", "failed")
 TRIAGE_KINDS = ("digest", "proposals")
-TRIAGE_STATUSES = ("pending", "claimed", "done", "exhausted")
 CALL_SITES = (
     "promote_candidate",
     "merge_or_create_project",
