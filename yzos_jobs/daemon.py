@@ -193,7 +193,8 @@ class Daemon:
             )
         elif event.code == EVENT_JOB_MAX_INSTANCES and isinstance(event, JobSubmissionEvent):
             # A run longer than its interval is ordinary (the first import of a large history,
-            # a slow model): said once it has taken OVERLAPS_TOLD intervals, not at each.
+            # a slow model): said at the first interval it overlaps (info) and once it has
+            # taken OVERLAPS_TOLD (warning), not at each.
             skipped = self.overlapped[event.job_id] = self.overlapped.get(event.job_id, 0) + 1
             if skipped == OVERLAPS_TOLD:
                 log.warning(
@@ -201,8 +202,13 @@ class Daemon:
                     job=event.job_id,
                     intervals=skipped,
                 )
+            elif skipped == 1:
+                log.info(
+                    "run skipped: the previous one is still running (said once per long run)",
+                    job=event.job_id,
+                )
             else:
-                log.info("run skipped: the previous one is still running", job=event.job_id)
+                log.debug("run skipped: the previous one is still running", job=event.job_id)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         # Nothing that takes a lock: the main thread may be inside a log call, or submitting a

@@ -312,3 +312,6 @@ def test_a_run_longer_than_its_interval_is_told_once_it_has_taken_many(db_url: s
     warned = [e for e in logged if e["log_level"] == "warning"]
     # once for each long run; the ordinary overlaps below warning (info, where logged at all)
     assert [(e["job"], e["intervals"]) for e in warned] == [("import_sources", OVERLAPS_TOLD)] * 2
+    # and at info (what the daemon logs) the first overlap of each long run, not every interval
+    told = [e for e in logged if e["log_level"] == "info" and "still running" in e["event"]]
+    assert len(told) == 2
