@@ -113,8 +113,17 @@ class Tally:
         self.wrong_projects += other.wrong_projects
 
 
+# The labels' splits (`tune`, `heldout`), as the report names them; the names the labels once
+# used are read as the same splits.
+SPLIT_NAMES = {"tune": "tuning", "heldout": "held-out"}
+_OLD_SPLITS = {"tuning": "tune", "held-out": "heldout"}
+
+
 def split_of(row: dict[str, Any]) -> str:
-    return str(row.get("split") or "tuning")
+    """The report's name of a row's split (a row with none is tuning)."""
+    split = str(row.get("split") or "tune")
+    split = _OLD_SPLITS.get(split, split)
+    return SPLIT_NAMES.get(split, split)
 
 
 def labels(files: list[Path]) -> dict[str, list[dict[str, Any]]]:

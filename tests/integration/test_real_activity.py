@@ -220,7 +220,7 @@ def test_claude_code_corpus_imports_without_errors_each_session_ended_once(
     tuning = [
         row["source"]
         for row in map(json.loads, (REAL / "labels-claude-code.jsonl").read_text().splitlines())
-        if row["split"] == "tuning"
+        if row["split"] == "tune"
     ]
     sources = sorted(
         str(p.relative_to(REAL))

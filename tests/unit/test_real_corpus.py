@@ -72,7 +72,7 @@ def test_label_has_its_fields_and_its_source_exists(row: dict[str, Any]) -> None
     assert row.keys() >= FIELDS, FIELDS - row.keys()
     assert (REAL / row["source"]).is_file(), row["source"]
     assert isinstance(row["project"], str) and row["project"]
-    assert row["split"] in ("tuning", "held-out")  # tuned on, or only ever scored
+    assert row["split"] in ("tune", "heldout")  # tuned on, or only ever scored
     assert row["project_path_hint"] is None or isinstance(row["project_path_hint"], str)
     assert isinstance(row["persons"], list)
     for item in row["items"]:

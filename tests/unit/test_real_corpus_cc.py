@@ -105,7 +105,7 @@ def test_every_label_line_has_the_agreed_shape() -> None:
     for label in labels:
         assert set(label) == LABEL_KEYS, label["source"]
         assert label["format"] == "claude-code"
-        assert label["split"] in ("tuning", "held-out")  # tuned on, or only ever scored
+        assert label["split"] in ("tune", "heldout")  # tuned on, or only ever scored
         assert label["source"].startswith("claude-code/") and label["source"].endswith(".jsonl")
         assert label["project"] and isinstance(label["project"], str)
         assert isinstance(label["persons"], list)
