@@ -491,3 +491,21 @@ def test_an_import_counts_the_sightings_of_entities_its_sessions_made_or_knew(
     path.write_text("".join(json.dumps({**r, "suggested_kind": "project"}) + "\n" for r in records))
     stats = JsonlImporter(make_ctx(db_url)).import_paths([path])
     assert (stats.candidates, stats.promoted, stats.merged) == (3, 1, 2)
+
+
+def test_jsonl_ids_are_strings_or_numbers(db_url: str, tmp_path: Path) -> None:
+    path = tmp_path / "feed.jsonl"
+    base = {"type": "candidate", "raw_text": "Harbor", "suggested_kind": "project"}
+    ids = [("r1", 7), (2, "s"), ("r3", ["s"]), ({"a": 1}, "s"), ("r5", True)]
+    path.write_text(
+        "".join(json.dumps({**base, "record_id": r, "session_id": s}) + "\n" for r, s in ids)
+    )
+    ctx = make_ctx(db_url)
+    stats = JsonlImporter(ctx).import_paths([path])
+    assert stats.records == 2 and stats.errors == 3
+    assert [m.split(": ", 1)[1] for m in stats.error_messages] == [
+        "session_id must be a string or a number",
+        "record_id must be a string or a number",
+        "session_id must be a string or a number",
+    ]
+    assert sorted(c.source_id for c in candidates(ctx)) == ["7", "s"]
