@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from sqlalchemy import select, update
 
 from tests.support.cli import run_cli
@@ -278,6 +279,29 @@ def test_a_project_made_another_kind_says_its_tasks_let_go_of_it(db_url: str) ->
     assert moved.outcome == "rekinded"
     assert moved.message.endswith("; its 2 tasks no longer name a project")
     assert {e.project_id for e in entities(ctx) if e.display_name != "shop"} == {None}
+
+
+@pytest.mark.parametrize("between", ["person", "task"])
+def test_a_project_made_another_kind_and_back_holds_its_tasks_again(
+    db_url: str, between: str
+) -> None:
+    # a kind given by mistake and taken back: the project is of its repository again (a person
+    # is of none), and the repository's tasks name it again
+    repo = {"project_path": "/Users/me/Code/shop"}
+    ctx = _seed(
+        db_url,
+        {"raw_text": "shop", "suggested_kind": "project", **repo},
+        {"raw_text": "add a cart", "suggested_kind": "task", "source_id": "t1", **repo},
+        {"raw_text": "pay by card", "suggested_kind": "task", "source_id": "t2", **repo},
+    )
+    shop = _by_name(ctx)["shop"]
+    correct(ctx.sessions, f"e:{shop.id}", "kind", between)
+    back = correct(ctx.sessions, f"e:{shop.id}", "kind", "project")
+    assert back.outcome == "rekinded"
+    assert back.message.endswith("; 2 tasks of its repository name it")
+    again = _by_name(ctx)["shop"]
+    assert (again.kind, again.project_key) == ("project", shop.project_key)
+    assert {e.project_id for e in entities(ctx) if e.kind == "task"} == {shop.id}
 
 
 def test_a_merge_into_an_archived_entity_says_it_is_archived(db_url: str) -> None:

@@ -508,6 +508,12 @@ def holds_tasks(session: Session, project_id: int) -> bool:
     return session.scalar(select(exists().where(Entity.project_id == project_id))) or False
 
 
+def tasks_held(session: Session, project_id: int) -> int:
+    """How many tasks are tied to this project."""
+    held = select(func.count()).select_from(Entity).where(Entity.project_id == project_id)
+    return int(session.scalar(held) or 0)
+
+
 def release_tasks(session: Session, entity_id: int) -> int:
     """An entity that is no longer a project holds no tasks: they wait, in their repository's
     scope, for the next project of it. How many it held."""

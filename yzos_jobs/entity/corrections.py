@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
+from yzos_jobs.db import aliases
 from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import run_in_transaction
@@ -172,7 +173,8 @@ def _correct_entity(
         return Corrected(action, outcome, entity.id, None, f"e:{entity.id} {outcome}: active")
     if action == "kind":
         assert value is not None
-        new_key = (value, entity.normalized_name, scope_for(value, entity.project_key))
+        scope = scope_for(value, entity.project_key) or _scope_before(session, entity, value)
+        new_key = (value, entity.normalized_name, scope)
         return _move(session, entity, action, new_key, entity.display_name, reason, now)
     if action == "rename":
         shown = display_name(value)
@@ -185,6 +187,15 @@ def _correct_entity(
     if target.id == entity.id:
         raise CorrectionRefused(f"e:{entity.id} cannot be merged into itself")
     return _merge(session, entity, target, action, reason, now)
+
+
+def _scope_before(session: Session, entity: EntityRow, kind: str) -> str:
+    """The repository a project or a task made a person (which no repository scopes) was of,
+    as its key from then says: made a project or a task again, it is of that repository again."""
+    if kind not in ("project", "task"):
+        return ""
+    scoped = [p for k, _, p in aliases.aliases_of(session, entity.id) if k in ("project", "task")]
+    return next((p for p in reversed(scoped) if p), "")
 
 
 def _move(
@@ -242,6 +253,11 @@ def _move(
         said += " (archived before: active again)"
     if released:
         said += f"; its {released} task{'s' if released != 1 else ''} no longer name a project"
+    if kind == "project" and entity.kind != "project" and scope:
+        # its repository's tasks waiting for a project (let go when it was made another kind)
+        entity_db.link_tasks_to_projects(session, {scope})
+        if held := entity_db.tasks_held(session, entity.id):
+            said += f"; {held} task{'s' if held != 1 else ''} of its repository name it"
     return Corrected(action, outcome, entity.id, None, said)
 
 
