@@ -274,7 +274,12 @@ def _decision_gauges(conn: Connection) -> list[_Gauge]:
 
 
 def _import_gauges(conn: Connection) -> list[_Gauge]:
-    read = _Gauge("yzos_imported_bytes", "Bytes read of followed files, by importer.", ("source",))
+    read = _Gauge(
+        "yzos_imported_bytes",
+        "Bytes of the followed files imported so far (where each importer reads on from; a "
+        "last session still going on is read again once it ends), by importer.",
+        ("source",),
+    )
     for name, n in sorted(store_health.bytes_read_by_importer(conn).items()):
         read.add(n, name)
     sessions = _Gauge("yzos_imported_sessions", "Activity sessions by source.", ("source",))
