@@ -330,3 +330,36 @@ def test_apps_scan_of_a_file_or_a_missing_folder_says_which(db_url: str, tmp_pat
     for path, why in ((file, "not a directory"), (tmp_path / "gone", "no such directory")):
         result = run_cli("apps", "scan", str(path), db_url=db_url, cwd=tmp_path)
         assert_one_line_error(result, 1, f"{path}: {why}")
+
+
+@pytest.mark.parametrize("helper_first", [True, False])
+def test_an_apps_helper_entry_does_not_take_its_window_class(
+    db_url: str, tmp_path: Path, helper_first: bool
+) -> None:
+    # an editor's URL handler (hidden from menus) and a second entry name the editor's window
+    # class too: the entry shown in menus, named as the class, is the one kept, in either order
+    # of the folders they are in
+    folders = [tmp_path / "a" / "applications", tmp_path / "b" / "applications"]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    helper, app = (folders[0], folders[1]) if helper_first else (folders[1], folders[0])
+    (helper / "code-url-handler.desktop").write_text(
+        "[Desktop Entry]\nName=Visual Studio Code - URL Handler\nNoDisplay=true\n"
+        "Categories=Utility;TextEditor;\nStartupWMClass=Code\n"
+    )
+    (helper / "code-new-window.desktop").write_text(
+        "[Desktop Entry]\nName=New Window\nCategories=Utility;\nStartupWMClass=Code\n"
+    )
+    (app / "code.desktop").write_text(
+        "[Desktop Entry]\nName=Visual Studio Code\nCategories=Development;IDE;\n"
+        "StartupWMClass=Code\n"
+    )
+    result = run_cli("apps", "scan", *map(str, folders), db_url=db_url, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    with make_ctx(db_url).sessions() as s:
+        [row] = s.scalars(select(AppMetadataRow))
+    assert (row.bundle_id, row.bundle_name, row.category) == (
+        "Code",
+        "Visual Studio Code",
+        "Development;IDE",
+    )

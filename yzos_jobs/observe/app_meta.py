@@ -15,6 +15,7 @@ import os
 import plistlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from yzos_jobs.db.apps import AppRecord
@@ -87,12 +88,28 @@ def read_desktop_entry(path: Path) -> AppRecord | None:
     bundle_id = _field(entry.get("StartupWMClass")) or _field(path.stem)
     if not bundle_id:
         raise AppFileError(path, "no StartupWMClass and no file name to identify the app")
-    return AppRecord(
+    return _Entry(
         bundle_id=bundle_id,
         bundle_name=_field(entry.get("Name")),
         category=_field(";".join(categories)),
         source="desktop_entry",
+        rank=_rank(entry, path, bundle_id),
     )
+
+
+@dataclass(frozen=True)
+class _Entry(AppRecord):
+    """A desktop entry, with how well it stands for its window class among the entries that
+    share it (an app's URL handler or helper names the app's class too)."""
+
+    rank: tuple[bool, bool] = (True, True)
+
+
+def _rank(entry: configparser.SectionProxy, path: Path, bundle_id: str) -> tuple[bool, bool]:
+    """Lower first: shown in menus (not NoDisplay or Hidden), then named as its class is
+    (`code.desktop` for the class `code`, before `code-url-handler.desktop`)."""
+    hidden = any(entry.get(k, "").strip().lower() == "true" for k in ("NoDisplay", "Hidden"))
+    return (hidden, path.stem.casefold() != bundle_id.casefold())
 
 
 def default_app_dirs() -> list[Path]:
@@ -108,6 +125,7 @@ def default_app_dirs() -> list[Path]:
 def scan_apps(dirs: Iterable[Path]) -> Iterator[AppRecord | AppFileError]:
     """Every app found below the given directories (*.app bundles and *.desktop entries), and
     an AppFileError for each file or directory that could not be read."""
+    entries: dict[str, _Entry] = {}
     for base in dirs:
         if not base.is_dir():
             continue
@@ -125,12 +143,19 @@ def scan_apps(dirs: Iterable[Path]) -> Iterator[AppRecord | AppFileError]:
                     found = _try(read_info_plist, here / d / "Contents" / "Info.plist")
                     if found is not None:
                         yield found
-            for f in files:
+            for f in sorted(files):
                 if f.endswith(".desktop"):
                     found = _try(read_desktop_entry, here / f)
-                    if found is not None:
+                    if isinstance(found, _Entry):
+                        best = entries.get(found.bundle_id)
+                        if best is None or found.rank < best.rank:
+                            entries[found.bundle_id] = found
+                    elif found is not None:
                         yield found
         yield from errors
+    # one record per window class: the entry that stands for it best
+    for found in entries.values():
+        yield AppRecord(found.bundle_id, found.bundle_name, found.category, found.source)
 
 
 def _try(read: Callable[[Path], AppRecord | None], path: Path) -> AppRecord | AppFileError | None:
