@@ -509,3 +509,22 @@ def test_jsonl_ids_are_strings_or_numbers(db_url: str, tmp_path: Path) -> None:
         "session_id must be a string or a number",
     ]
     assert sorted(c.source_id for c in candidates(ctx)) == ["7", "s"]
+
+
+def test_jsonl_bytes_that_are_not_utf8_are_read_and_said(db_url: str, tmp_path: Path) -> None:
+    # an observer writing Latin-1: the records are imported, their odd bytes as U+FFFD, and the
+    # summary says where
+    path = tmp_path / "feed.jsonl"
+    lines = [
+        b'{"record_id": "a", "session_id": "s", "type": "candidate", "raw_text": "Caf\xe9"}',
+        b'{"record_id": "b", "session_id": "s", "type": "candidate", "raw_text": "Caf\xc3\xa9"}',
+        b'{"record_id": "c", "session_id": "s", "type": "candidate", "raw_text": "Na\xefve"}',
+    ]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    ctx = make_ctx(db_url)
+    stats = JsonlImporter(ctx).import_paths([path])
+    assert stats.records == 3 and stats.errors == 0
+    assert stats.notes == [
+        f"{path}:1: 2 records (this the first) hold bytes that are not UTF-8, read as U+FFFD"
+    ]
+    assert {c.raw_text for c in candidates(ctx)} == {"Caf\ufffd", "Café", "Na\ufffdve"}

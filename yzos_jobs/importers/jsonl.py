@@ -197,9 +197,12 @@ class JsonlImporter(FileImporter):
             return
         batch: list[Unit[Item]] = []
         end = opened.start
+        odd: list[Position] = []  # records whose bytes are not all UTF-8
         for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
             if raw is None:
                 continue  # a line past the length bound, already reported
+            if not raw.isascii() and not _utf8(raw):
+                odd.append(where)
             unit = self.prepare(where, lambda r=raw, w=where: read_unit(r, w, self.limit))
             if unit is None:
                 continue
@@ -212,6 +215,11 @@ class JsonlImporter(FileImporter):
                 if self.ctx.stop.is_set():
                     return  # asked to stop: the file is read on from this batch's end next time
         self._flush(opened, batch, end)
+        if odd:
+            # read all the same (an observer writing Latin-1, a line cut mid-character): said,
+            # since its text now holds U+FFFD where those bytes were
+            which = f"{len(odd)} records (this the first) hold" if len(odd) > 1 else "holds"
+            self.stats.note(f"{odd[0]}: {which} bytes that are not UTF-8, read as U+FFFD")
         if end < opened.now.size:
             # a last line with no newline: its writer may be at it still, so it waits; said,
             # for whoever imports the file by hand and wonders where that record went
@@ -268,3 +276,11 @@ class JsonlImporter(FileImporter):
         counts.candidates += len(candidates)
         counts.apps += upsert_app_metadata(session, apps)
         return written
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
