@@ -19,6 +19,7 @@ from yzos_jobs.importers.claude_code import ClaudeCodeImporter
 from yzos_jobs.importers.jsonl import JsonlImporter
 from yzos_jobs.importers.transcript_groups import transcript_groups
 from yzos_jobs.jobcontext import JobContext
+from yzos_jobs.maintain.jobs import run_entity_promote
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -528,3 +529,24 @@ def test_jsonl_bytes_that_are_not_utf8_are_read_and_said(db_url: str, tmp_path: 
         f"{path}:1: 2 records (this the first) hold bytes that are not UTF-8, read as U+FFFD"
     ]
     assert {c.raw_text for c in candidates(ctx)} == {"Caf\ufffd", "Café", "Na\ufffdve"}
+
+
+def test_a_sighting_seen_again_later_moves_its_entity_last_seen(
+    db_url: str, tmp_path: Path
+) -> None:
+    # a window title back in view later in the same session: one sighting (the same one), and
+    # the entity was last seen then; one seen again earlier moves nothing
+    ctx = make_ctx(db_url)
+    record = {"session_id": "s", "type": "candidate", "raw_text": "Harbor"}
+    record |= {"suggested_kind": "project", "surrounding_text": "Harbor — main.py"}
+    for n, at in enumerate(
+        ("2026-11-01T09:00:00Z", "2026-11-20T17:30:00Z", "2026-11-05T08:00:00Z")
+    ):
+        path = tmp_path / f"day{n}.jsonl"
+        path.write_text(json.dumps({**record, "record_id": f"r{n}", "observed_at": at}) + "\n")
+        JsonlImporter(ctx).import_paths([path])
+        run_entity_promote(ctx)
+        [harbor] = entities(ctx)
+        assert harbor.sighting_count == 1
+        assert harbor.last_seen_at is not None
+        assert harbor.last_seen_at.isoformat().startswith("2026-11-20" if n else "2026-11-01")

@@ -1,5 +1,6 @@
 """The only writer of sightings. One multi-row INSERT … ON CONFLICT DO NOTHING per batch; an
-entity's sighting_count and last_seen_at move only for the rows really inserted."""
+entity's sighting_count moves only for the rows really inserted, its last_seen_at for every
+sighting of the batch (the same sighting seen again later: a window title back in view)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from blake3 import blake3
 from sqlalchemy import and_, delete, func, select, text, update
 from sqlalchemy.orm import Session, aliased
 
-from yzos_jobs.db.dialect import is_postgres, pg_rows, row_source
+from yzos_jobs.db.dialect import is_postgres, pg_rows, row_source, sqlite_time
 from yzos_jobs.db.models import Entity, EntitySighting
 
 
@@ -78,16 +79,22 @@ def _insert_and_count_pg(session: Session, rows: list[dict[str, Any]]) -> int:
     source, params = pg_rows(_SIGHTING_COLUMNS, rows)
     names = ", ".join(n for n, _ in _SIGHTING_COLUMNS)
     sql = text(
-        f"WITH ins AS (INSERT INTO entity_sightings ({names}) SELECT {names} FROM {source} "
+        f"WITH batch AS MATERIALIZED (SELECT {names} FROM {source}), "
+        f"ins AS (INSERT INTO entity_sightings ({names}) SELECT {names} FROM batch "
         "ON CONFLICT (entity_id, source_kind, source_id, fingerprint) DO NOTHING "
         "RETURNING entity_id, seen_at), "
-        "seen AS (SELECT entity_id, count(*) AS n, min(seen_at) AS first_seen, "
-        "max(seen_at) AS last_seen FROM ins GROUP BY entity_id), "
-        "counted AS (UPDATE entities AS e SET sighting_count = e.sighting_count + seen.n, "
+        "seen AS (SELECT entity_id, count(*) AS n, min(seen_at) AS first_seen FROM ins "
+        "GROUP BY entity_id), "
+        "latest AS (SELECT entity_id, max(seen_at) AS last_seen FROM batch GROUP BY entity_id), "
+        "counted AS (UPDATE entities AS e SET "
+        "sighting_count = e.sighting_count + coalesce(seen.n, 0), "
         "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > seen.first_seen "
         "THEN seen.first_seen ELSE e.first_seen_at END, "
-        "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < seen.last_seen "
-        "THEN seen.last_seen ELSE e.last_seen_at END FROM seen WHERE e.id = seen.entity_id) "
+        "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < latest.last_seen "
+        "THEN latest.last_seen ELSE e.last_seen_at END "
+        "FROM latest LEFT JOIN seen ON seen.entity_id = latest.entity_id "
+        "WHERE e.id = latest.entity_id AND (seen.n IS NOT NULL OR e.last_seen_at IS NULL "
+        "OR e.last_seen_at < latest.last_seen)) "
         "SELECT coalesce(sum(n), 0) FROM seen"
     )
     return int(session.connection().execute(sql, params).scalar_one())
@@ -99,6 +106,11 @@ def _insert_and_count_sqlite(session: Session, rows: list[dict[str, Any]]) -> in
     source, params = row_source(session, _SIGHTING_COLUMNS, rows)
     names = ", ".join(n for n, _ in _SIGHTING_COLUMNS)
     inserted: dict[int, list[str]] = defaultdict(list)
+    latest: dict[int, str] = {}  # every sighting of the batch moves its entity's last seen
+    for row in rows:
+        at = sqlite_time(row["seen_at"])
+        if at > latest.get(row["entity_id"], ""):
+            latest[row["entity_id"]] = at
     for entity_id, seen_at in session.connection().execute(
         text(
             f"INSERT INTO entity_sightings ({names}) SELECT {names} FROM {source} WHERE true "
@@ -108,11 +120,14 @@ def _insert_and_count_sqlite(session: Session, rows: list[dict[str, Any]]) -> in
         params,
     ):
         inserted[entity_id].append(seen_at)
-    if not inserted:
-        return 0
     counts = [
-        {"eid": eid, "n": len(times), "first_seen": min(times), "last_seen": max(times)}
-        for eid, times in sorted(inserted.items())
+        {
+            "eid": eid,
+            "n": len(inserted.get(eid, ())),
+            "first_seen": min(inserted[eid]) if eid in inserted else None,
+            "last_seen": last,
+        }
+        for eid, last in sorted(latest.items())
     ]
     source, params = row_source(session, _COUNT_COLUMNS, counts)
     session.connection().execute(
@@ -121,7 +136,8 @@ def _insert_and_count_sqlite(session: Session, rows: list[dict[str, Any]]) -> in
             "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > v.first_seen "
             "THEN v.first_seen ELSE e.first_seen_at END, "
             "last_seen_at = CASE WHEN e.last_seen_at IS NULL OR e.last_seen_at < v.last_seen "
-            f"THEN v.last_seen ELSE e.last_seen_at END FROM {source} WHERE e.id = v.eid"
+            f"THEN v.last_seen ELSE e.last_seen_at END FROM {source} WHERE e.id = v.eid "
+            "AND (v.n > 0 OR e.last_seen_at IS NULL OR e.last_seen_at < v.last_seen)"
         ),
         params,
     )
