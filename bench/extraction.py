@@ -1,6 +1,6 @@
 """Benchmark: what the structural extraction makes of real activity logs, scored as a person
-would score it against the labels: per source (aider, Claude Code) and per split (`tuning`,
-`held-out`; a label row without `split` is `tuning`).
+would score it against the labels: per source (aider, Claude Code) and per split (the labels'
+`tune` and `heldout`, reported as tuning and held-out; a label row without `split` is tuning).
 
     .venv/bin/python bench/extraction.py [--corpus DIR] [--labels FILE ...] [--synthetic-mb 20]
         [--no-speed] [--no-idle-closes]

@@ -16,6 +16,7 @@ on SIGTERM).
 
 from __future__ import annotations
 
+import logging
 import os
 import select
 import signal
@@ -53,6 +54,14 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 WAKE_CHECK_S = 1.0
 # Intervals a run may overlap before the daemon says so at warning level (once per long run).
 OVERLAPS_TOLD = 10
+
+
+def overlap_level(skipped: int) -> int:
+    """How loud the `skipped`-th interval a run overlaps is said: the first at info (the daemon
+    logs info), the OVERLAPS_TOLD-th at warning, the others at debug."""
+    if skipped == OVERLAPS_TOLD:
+        return logging.WARNING
+    return logging.INFO if skipped == 1 else logging.DEBUG
 
 
 class _Active:
@@ -196,19 +205,15 @@ class Daemon:
             # a slow model): said at the first interval it overlaps (info) and once it has
             # taken OVERLAPS_TOLD (warning), not at each.
             skipped = self.overlapped[event.job_id] = self.overlapped.get(event.job_id, 0) + 1
-            if skipped == OVERLAPS_TOLD:
+            level = overlap_level(skipped)
+            if level == logging.WARNING:
                 log.warning(
                     "a run is taking many intervals; the next starts once it ends",
                     job=event.job_id,
                     intervals=skipped,
                 )
-            elif skipped == 1:
-                log.info(
-                    "run skipped: the previous one is still running (said once per long run)",
-                    job=event.job_id,
-                )
             else:
-                log.debug("run skipped: the previous one is still running", job=event.job_id)
+                log.log(level, "run skipped: the previous one is still running", job=event.job_id)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         # Nothing that takes a lock: the main thread may be inside a log call, or submitting a

@@ -221,18 +221,10 @@ def render_sources(sources: dict[str, Any]) -> list[str]:
 def render_status(report: dict[str, Any]) -> str:
     lines = []
     cands = report["candidates"]
-    lines.append(
-        "candidates  "
-        + "  ".join(
-            f"{s} {cands.get(s, 0)}" for s in ("pending", "held", "claimed", "promoted", "rejected")
-        )
-    )
+    lines.append("candidates  " + "  ".join(f"{s} {cands.get(s, 0)}" for s in CANDIDATE_STATUSES))
     triage = report["triage"]
-    lines.append(
-        "triage      "
-        + "  ".join(f"{s} {triage.get(s, 0)}" for s in ("pending", "claimed", "done", "exhausted"))
-    )
-    for status in ("active", "archived"):
+    lines.append("triage      " + "  ".join(f"{s} {triage.get(s, 0)}" for s in TRIAGE_STATUSES))
+    for status in ENTITY_STATUSES:
         kinds = report["entities"].get(status, {})
         lines.append(f"{status:<10}  " + "  ".join(f"{k} {kinds.get(k, 0)}" for k in ENTITY_KINDS))
     if not report["jobs"]:

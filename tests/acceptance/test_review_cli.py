@@ -95,7 +95,7 @@ def test_entities_lists_filters_and_prints_json(filled: str) -> None:
 
 
 def test_entities_of_a_project_by_the_name_it_had_before(filled: str) -> None:
-    # renamed, then merged into another: its old names still lead to it, as for the commands
+    # renamed: its old name still leads to it, as for the commands
     # that take a reference
     renamed = run_cli("correct", "yzos-core", "--rename", "YZOS Core Service", db_url=filled)
     assert renamed.returncode == 0, renamed.stderr

@@ -346,3 +346,39 @@ def test_an_archived_entity_brought_back_by_a_correction_says_so(db_url: str) ->
     assert f"(e:{ents['Todo-vibe'].id} was archived;" in merged.message
     explained = run_cli("explain", f"e:{ents['mysite'].id}", db_url=db_url)
     assert explained.returncode == 0 and ".;" not in explained.stdout
+
+
+def test_a_kind_confirmed_keeps_a_project_of_no_repository_so(db_url: str) -> None:
+    # a project of no repository that a task of a repository was merged into: confirming its
+    # kind neither scopes it by that task's repository nor merges it into that one's project
+    repo = {"project_path": "/Users/me/Code/shop"}
+    ctx = _seed(
+        db_url,
+        {"raw_text": "shop", "suggested_kind": "project", "source_id": "a"},
+        {"raw_text": "Shop", "suggested_kind": "project", "source_id": "b", **repo},
+        {"raw_text": "add a cart", "suggested_kind": "task", "source_id": "t1", **repo},
+    )
+    found = entities(ctx)
+    unscoped = next(e for e in found if e.kind == "project" and e.project_key == "")
+    cart = next(e for e in found if e.kind == "task")
+    correct(ctx.sessions, f"e:{cart.id}", "merge_into", f"e:{unscoped.id}")
+    confirmed = correct(ctx.sessions, f"e:{unscoped.id}", "kind", "project")
+    assert confirmed.outcome == "confirmed"
+    assert next(e for e in entities(ctx) if e.id == unscoped.id).project_key == ""
+
+
+def test_a_project_made_a_person_and_back_is_of_its_own_repository(db_url: str) -> None:
+    # a task of another repository merged into it while it was a person does not take it there
+    shop, other = {"project_path": "/Users/me/Code/shop"}, {"project_path": "/Users/me/Code/b"}
+    ctx = _seed(
+        db_url,
+        {"raw_text": "shop", "suggested_kind": "project", **shop},
+        {"raw_text": "fix b", "suggested_kind": "task", "source_id": "t1", **other},
+    )
+    project = _by_name(ctx)["shop"]
+    task = _by_name(ctx)["fix b"]
+    correct(ctx.sessions, f"e:{project.id}", "kind", "person")
+    correct(ctx.sessions, f"e:{task.id}", "merge_into", f"e:{project.id}")
+    correct(ctx.sessions, f"e:{project.id}", "kind", "project")
+    again = _by_name(ctx)["shop"]
+    assert (again.kind, again.project_key) == ("project", project.project_key)

@@ -262,3 +262,28 @@ def test_status_tells_the_open_sessions_while_the_next_import_runs(
             )
         )
     assert open_sessions() == 1
+
+
+def test_an_app_folder_that_changes_leaves_the_app_another_folder_names(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the editor's entry in the user's folder, its URL handler (the same window class) in the
+    # system's: a package update that changes the system folder keeps the editor's name
+    home, system = tmp_path / "data" / "applications", tmp_path / "sys" / "applications"
+    home.mkdir(parents=True)
+    system.mkdir(parents=True)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_DATA_DIRS", str(tmp_path / "sys"))
+    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
+    (home / "code.desktop").write_text(
+        "[Desktop Entry]\nName=Visual Studio Code\nCategories=Development;\nStartupWMClass=Code\n"
+    )
+    ctx = make_ctx(db_url, sources={"claude_code": [], "apps": True})
+    run_import_sources(ctx)
+    handler = "[Desktop Entry]\nName=URL Handler\nNoDisplay=true\nStartupWMClass=Code\n"
+    (system / "code-url-handler.desktop").write_text(handler)
+    os.utime(system, (1, 1))  # its listing changed (a time unlike the one scanned)
+    assert run_import_sources(ctx)["sources"]["apps"]["files"] == 2
+    with ctx.sessions() as s:
+        [app] = s.scalars(select(AppMetadataRow))
+    assert (app.bundle_id, app.bundle_name) == ("Code", "Visual Studio Code")

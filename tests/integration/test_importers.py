@@ -497,17 +497,19 @@ def test_an_import_counts_the_sightings_of_entities_its_sessions_made_or_knew(
 def test_jsonl_ids_are_strings_or_numbers(db_url: str, tmp_path: Path) -> None:
     path = tmp_path / "feed.jsonl"
     base = {"type": "candidate", "raw_text": "Harbor", "suggested_kind": "project"}
-    ids = [("r1", 7), (2, "s"), ("r3", ["s"]), ({"a": 1}, "s"), ("r5", True)]
+    ids = [("r1", 7), (2, "s"), ("r3", ["s"]), ({"a": 1}, "s"), ("r5", True), (2**70, "s")]
     path.write_text(
         "".join(json.dumps({**base, "record_id": r, "session_id": s}) + "\n" for r, s in ids)
     )
     ctx = make_ctx(db_url)
     stats = JsonlImporter(ctx).import_paths([path])
-    assert stats.records == 2 and stats.errors == 3
+    assert stats.records == 2 and stats.errors == 4
+    said = "must be a string or an integer (a long number: as a string)"
     assert [m.split(": ", 1)[1] for m in stats.error_messages] == [
-        "session_id must be a string or a number",
-        "record_id must be a string or a number",
-        "session_id must be a string or a number",
+        f"session_id {said}",
+        f"record_id {said}",
+        f"session_id {said}",
+        f"record_id {said}",  # past 64 bits: read as a float, its last digits lost
     ]
     assert sorted(c.source_id for c in candidates(ctx)) == ["7", "s"]
 
@@ -550,3 +552,26 @@ def test_a_sighting_seen_again_later_moves_its_entity_last_seen(
         assert harbor.sighting_count == 1
         assert harbor.last_seen_at is not None
         assert harbor.last_seen_at.isoformat().startswith("2026-11-20" if n else "2026-11-01")
+
+
+def test_a_sighting_repeated_in_one_batch_moves_last_seen_to_its_latest(
+    db_url: str, tmp_path: Path
+) -> None:
+    # the same title three times in one session, promoted together: the latest is not the first
+    ctx = make_ctx(db_url)
+    record = {"session_id": "s", "type": "candidate", "raw_text": "Harbor"}
+    record |= {"suggested_kind": "project", "surrounding_text": "Harbor — main.py"}
+    times = ("2026-11-01T09:00:00Z", "2026-11-20T17:30:00Z", "2026-11-05T08:00:00Z")
+    path = tmp_path / "day.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({**record, "record_id": f"r{n}", "observed_at": at}) + "\n"
+            for n, at in enumerate(times)
+        )
+    )
+    JsonlImporter(ctx).import_paths([path])
+    run_entity_promote(ctx)
+    [harbor] = entities(ctx)
+    assert harbor.sighting_count == 1
+    assert harbor.last_seen_at is not None and harbor.first_seen_at is not None
+    assert harbor.last_seen_at.isoformat().startswith("2026-11-20T17:30")

@@ -297,7 +297,7 @@ def is_retryable(exc: BaseException) -> bool:
 def run_in_transaction(
     factory: sessionmaker[Session],
     work: Callable[[Session], T],
-    attempts: int = 3,
+    attempts: int | None = None,
     *,
     idempotent: bool = False,
     refs_may_go: bool = False,
@@ -312,7 +312,9 @@ def run_in_transaction(
 
     `refs_may_go`: also again when a row the work refers to was deleted meanwhile by another
     transaction (an entity merged away by a correction between the work reading its id and
-    writing its sightings): the next attempt reads where it went."""
+    writing its sightings): the next attempt reads where it went. Ten attempts then, not three:
+    a user merging one entity after another can take one the work names before each."""
+    attempts = attempts or (10 if refs_may_go else 3)
     for attempt in range(1, attempts + 1):
         try:
             with transaction(factory) as session:

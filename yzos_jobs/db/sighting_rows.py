@@ -43,8 +43,11 @@ def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
     """Store sightings; duplicates (same entity, source and fingerprint) are dropped by the UNIQUE
     key. Returns how many rows were inserted."""
     unique: dict[tuple[int, str, str, str], Sighting] = {}
+    last: dict[tuple[int, str, str, str], datetime] = {}  # when each was seen last
     for s in sightings:
         unique.setdefault(s.key, s)
+        if s.key not in last or s.seen_at > last[s.key]:
+            last[s.key] = s.seen_at
     if not unique:
         return 0
     rows = [
@@ -55,6 +58,7 @@ def add_sightings(session: Session, sightings: Iterable[Sighting]) -> int:
             "fingerprint": key[3],
             "summary": s.summary,
             "seen_at": s.seen_at,
+            "last_seen": last[key],
         }
         for key, s in sorted(unique.items())  # one lock order across daemons
     ]
@@ -71,21 +75,23 @@ _SIGHTING_COLUMNS = (
     ("summary", "text"),
     ("seen_at", "timestamptz"),
 )
+# the batch's rows as read: what is inserted, and when each was seen last
+_BATCH_COLUMNS = (*_SIGHTING_COLUMNS, ("last_seen", "timestamptz"))
 
 
 def _insert_and_count_pg(session: Session, rows: list[dict[str, Any]]) -> int:
     """PostgreSQL: insert the batch and move its entities' counts and first/last seen by the rows
     really inserted, in one statement (data-modifying CTEs)."""
-    source, params = pg_rows(_SIGHTING_COLUMNS, rows)
+    source, params = pg_rows(_BATCH_COLUMNS, rows)
     names = ", ".join(n for n, _ in _SIGHTING_COLUMNS)
     sql = text(
-        f"WITH batch AS MATERIALIZED (SELECT {names} FROM {source}), "
+        f"WITH batch AS MATERIALIZED (SELECT {names}, last_seen FROM {source}), "
         f"ins AS (INSERT INTO entity_sightings ({names}) SELECT {names} FROM batch "
         "ON CONFLICT (entity_id, source_kind, source_id, fingerprint) DO NOTHING "
         "RETURNING entity_id, seen_at), "
         "seen AS (SELECT entity_id, count(*) AS n, min(seen_at) AS first_seen FROM ins "
         "GROUP BY entity_id), "
-        "latest AS (SELECT entity_id, max(seen_at) AS last_seen FROM batch GROUP BY entity_id), "
+        "latest AS (SELECT entity_id, max(last_seen) AS last_seen FROM batch GROUP BY entity_id), "
         "counted AS (UPDATE entities AS e SET "
         "sighting_count = e.sighting_count + coalesce(seen.n, 0), "
         "first_seen_at = CASE WHEN e.first_seen_at IS NULL OR e.first_seen_at > seen.first_seen "
@@ -108,7 +114,7 @@ def _insert_and_count_sqlite(session: Session, rows: list[dict[str, Any]]) -> in
     inserted: dict[int, list[str]] = defaultdict(list)
     latest: dict[int, str] = {}  # every sighting of the batch moves its entity's last seen
     for row in rows:
-        at = sqlite_time(row["seen_at"])
+        at = sqlite_time(row["last_seen"])
         if at > latest.get(row["entity_id"], ""):
             latest[row["entity_id"]] = at
     for entity_id, seen_at in session.connection().execute(

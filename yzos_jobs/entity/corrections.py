@@ -19,7 +19,6 @@ from typing import Any, Literal
 from pydantic import ValidationError
 from sqlalchemy.orm import Session, sessionmaker
 
-from yzos_jobs.db import aliases
 from yzos_jobs.db import entities as entity_db
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import run_in_transaction
@@ -173,7 +172,7 @@ def _correct_entity(
         return Corrected(action, outcome, entity.id, None, f"e:{entity.id} {outcome}: active")
     if action == "kind":
         assert value is not None
-        scope = scope_for(value, entity.project_key) or _scope_before(session, entity, value)
+        scope = scope_for(value, entity.project_key) or _scope_before(entity, value)
         new_key = (value, entity.normalized_name, scope)
         return _move(session, entity, action, new_key, entity.display_name, reason, now)
     if action == "rename":
@@ -189,13 +188,13 @@ def _correct_entity(
     return _merge(session, entity, target, action, reason, now)
 
 
-def _scope_before(session: Session, entity: EntityRow, kind: str) -> str:
-    """The repository a project or a task made a person (which no repository scopes) was of,
-    as its key from then says: made a project or a task again, it is of that repository again."""
-    if kind not in ("project", "task"):
+def _scope_before(entity: EntityRow, kind: str) -> str:
+    """The repository of a person (which no repository scopes) made a project or a task: the
+    one it was seen in, which it keeps as a person (a project made a person and back is of its
+    repository again). An unscoped project or task stays so."""
+    if kind not in ("project", "task") or entity.kind in ("project", "task"):
         return ""
-    scoped = [p for k, _, p in aliases.aliases_of(session, entity.id) if k in ("project", "task")]
-    return next((p for p in reversed(scoped) if p), "")
+    return entity_db.project_key(entity.project_path)
 
 
 def _move(
@@ -253,10 +252,11 @@ def _move(
         said += " (archived before: active again)"
     if released:
         said += f"; its {released} task{'s' if released != 1 else ''} no longer name a project"
-    if kind == "project" and entity.kind != "project" and scope:
-        # its repository's tasks waiting for a project (let go when it was made another kind)
+    if kind in ("project", "task") and kind != entity.kind and scope:
+        # a project's repository's tasks wait for a project (let go when it was made another
+        # kind); a task made one again waits for its repository's project
         entity_db.link_tasks_to_projects(session, {scope})
-        if held := entity_db.tasks_held(session, entity.id):
+        if kind == "project" and (held := entity_db.tasks_held(session, entity.id)):
             said += f"; {held} task{'s' if held != 1 else ''} of its repository name it"
     return Corrected(action, outcome, entity.id, None, said)
 

@@ -240,10 +240,6 @@ def apply_decisions(
     return stats
 
 
-# A user merging entity after entity can take one the batch names before each attempt.
-WRITE_ATTEMPTS = 10
-
-
 def write_decisions(
     ctx: JobContext, judged: JudgedBatch, call_site: str = "promote_candidate"
 ) -> PromoteStats:
@@ -265,7 +261,6 @@ def write_decisions(
                 call_site=call_site,
                 run_id=ctx.run_id,
             ),
-            WRITE_ATTEMPTS,
             refs_may_go=True,
         )
     except OwnershipLost:
@@ -274,7 +269,6 @@ def write_decisions(
             lambda s: apply_decisions(
                 s, ctx.owner, decisions, utcnow(), call_site=call_site, run_id=ctx.run_id
             ),
-            WRITE_ATTEMPTS,
             refs_may_go=True,
         )
     stats.failed = judged.failed

@@ -77,11 +77,14 @@ def parse_line(raw: bytes, where: Position) -> Record | None:
         return None
     obj = parse_json_object(raw, where)
     for name in ("record_id", "session_id"):
-        # a number is an id as its digits; a list or an object would be stored as Python's
-        # text of it (`['N']`), a boolean as `True`
+        # an integer is an id as its digits; a list or an object would be stored as Python's
+        # text of it (`['N']`), a boolean as `True`, a fraction or an integer past 64 bits
+        # (read as a float: its last digits lost) as another id's rounding
         value = obj.get(name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, str | int)):
-            raise ImportRecordError(where, f"{name} must be a string or a number")
+            raise ImportRecordError(
+                where, f"{name} must be a string or an integer (a long number: as a string)"
+            )
     rid, sid = record_key(obj.get("record_id")), record_key(obj.get("session_id"))
     if not rid or not sid:
         raise ImportRecordError(where, "record_id and session_id are required")

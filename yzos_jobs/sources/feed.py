@@ -161,14 +161,18 @@ def _import(
 
 
 def _apps(ctx: JobContext) -> dict[str, int]:
-    """The application folders whose listing changed since they were last scanned."""
+    """The application folders, once the listing of one changed since they were last scanned:
+    all of them, since entries of one folder and another can name one window class (the
+    editor's entry in one, its URL handler's in another) and the scan keeps the best of them."""
     if not ctx.settings.sources.apps:
         return {}
     folders = [d for d in default_app_dirs() if d.is_dir()]
     changed: list[tuple[Path, FileMark]] = []
+    marks: list[tuple[Path, FileMark]] = []
     with ctx.sessions() as s:
         for folder in folders:
             now = FileMark(0, folder.stat().st_mtime_ns, 0, "")
+            marks.append((folder, now))
             if load_mark(s, APPS_IMPORTER, str(folder)) != now:
                 changed.append((folder, now))
     if not changed:
@@ -178,16 +182,16 @@ def _apps(ctx: JobContext) -> dict[str, int]:
     with file_lock(Path("/") / APPS_IMPORTER) as held:
         if not held:
             return {"locked": len(changed)}
-        for item in scan_apps([folder for folder, _ in changed]):
+        for item in scan_apps(folders):
             if isinstance(item, AppFileError):
                 errors += 1
             else:
                 found.append(item)
         with transaction(ctx.sessions) as s:
             stored = upsert_app_metadata(s, found)
-            for folder, mark in changed:
+            for folder, mark in marks:
                 save_mark(s, APPS_IMPORTER, str(folder), mark)
-    return {"files": len(changed), "apps": stored, "errors": errors}
+    return {"files": len(folders), "apps": stored, "errors": errors}
 
 
 _SOURCE_RUNS = {"claude_code": _claude_code, "aider": _aider, "jsonl": _jsonl, "apps": _apps}

@@ -216,7 +216,8 @@ def _write(
         for name in ("created", "merged", "rejected", "evidence", "sightings"):
             setattr(run, name, getattr(stats, name))
 
-    run_in_transaction(ctx.sessions, work)
+    # again where an entity it names was merged away meanwhile by a correction
+    run_in_transaction(ctx.sessions, work, refs_may_go=True)
     run.triaged += 1
 
 
