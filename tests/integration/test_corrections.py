@@ -263,14 +263,19 @@ def test_a_new_name_leaves_an_archived_entity_archived(db_url: str) -> None:
     assert [e.status for e in entities(ctx)] == ["archived"]
 
 
-def test_a_project_made_another_kind_says_its_tasks_let_go_of_it(db_url: str) -> None:
+def _shop_with_two_tasks(db_url: str) -> JobContext:
+    """The project shop of its repository, holding two tasks."""
     repo = {"project_path": "/Users/me/Code/shop"}
-    ctx = _seed(
+    return _seed(
         db_url,
         {"raw_text": "shop", "suggested_kind": "project", **repo},
         {"raw_text": "add a cart", "suggested_kind": "task", "source_id": "t1", **repo},
         {"raw_text": "pay by card", "suggested_kind": "task", "source_id": "t2", **repo},
     )
+
+
+def test_a_project_made_another_kind_says_its_tasks_let_go_of_it(db_url: str) -> None:
+    ctx = _shop_with_two_tasks(db_url)
     shop = _by_name(ctx)["shop"]
     assert {e.project_id for e in entities(ctx) if e.kind == "task"} == {shop.id}
     same = correct(ctx.sessions, f"e:{shop.id}", "kind", "project")
@@ -287,13 +292,7 @@ def test_a_project_made_another_kind_and_back_holds_its_tasks_again(
 ) -> None:
     # a kind given by mistake and taken back: the project is of its repository again (a person
     # is of none), and the repository's tasks name it again
-    repo = {"project_path": "/Users/me/Code/shop"}
-    ctx = _seed(
-        db_url,
-        {"raw_text": "shop", "suggested_kind": "project", **repo},
-        {"raw_text": "add a cart", "suggested_kind": "task", "source_id": "t1", **repo},
-        {"raw_text": "pay by card", "suggested_kind": "task", "source_id": "t2", **repo},
-    )
+    ctx = _shop_with_two_tasks(db_url)
     shop = _by_name(ctx)["shop"]
     correct(ctx.sessions, f"e:{shop.id}", "kind", between)
     back = correct(ctx.sessions, f"e:{shop.id}", "kind", "project")

@@ -176,23 +176,36 @@ def test_a_history_that_cannot_be_read_counts_as_met_again_not_as_new_work(
     assert sum(e["event"] == "source record skipped" for e in logged) == 1
 
 
-def test_the_daemon_reads_subagent_transcripts_beside_the_session_file_with_it(
-    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # 2.0 versions wrote each subagent's transcript beside the session's own
+NATORI = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
+NATORI_SESSION = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
+
+
+def _laid_flat(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, with_session: bool
+) -> tuple[JobContext, list[Path]]:
+    """A daemon's context reading ~/.claude/projects where a real session's subagent transcripts
+    sit beside the session's own, as 2.0 versions wrote them (or without it); its agents."""
     monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
-    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
-    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
-    project = tmp_path / "projects" / real.name
+    project = tmp_path / "projects" / NATORI.name
     project.mkdir(parents=True)
-    shutil.copy(real / f"{session_id}.jsonl", project)
-    for agent in (real / session_id / "subagents").glob("agent-*.jsonl"):
+    if with_session:
+        shutil.copy(NATORI / f"{NATORI_SESSION}.jsonl", project)
+    agents = list((NATORI / NATORI_SESSION / "subagents").glob("agent-*.jsonl"))
+    for agent in agents:
         shutil.copy(agent, project)
     ctx = make_ctx(
         db_url,
         sources={"claude_code": [str(tmp_path / "projects")], "apps": False},
         importers={"session_idle_s": 0},
     )
+    return ctx, agents
+
+
+def test_the_daemon_reads_subagent_transcripts_beside_the_session_file_with_it(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2.0 versions wrote each subagent's transcript beside the session's own
+    ctx, _ = _laid_flat(db_url, tmp_path, monkeypatch, with_session=True)
     found = run_import_sources(ctx)["sources"]["claude_code"]
     assert (found["files"], found["sessions"], found["sessions_ended"]) == (6, 1, 1)
     again = run_import_sources(ctx)["sources"]["claude_code"]
@@ -204,26 +217,14 @@ def test_status_tells_the_subagent_transcripts_waiting_for_their_session(
 ) -> None:
     # a session's subagent transcripts copied without the session's own (a partial sync):
     # nothing of them is imported, and status says they wait
-    monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
-    real = FIXTURES / "real" / "claude-code" / "-Users-natori-work-mysite"
-    session_id = "f7885ed9-6627-4dbe-b5c4-93d79fe0c5d5"
-    project = tmp_path / "projects" / real.name
-    project.mkdir(parents=True)
-    agents = list((real / session_id / "subagents").glob("agent-*.jsonl"))
-    for agent in agents:
-        shutil.copy(agent, project)
-    ctx = make_ctx(
-        db_url,
-        sources={"claude_code": [str(tmp_path / "projects")], "apps": False},
-        importers={"session_idle_s": 0},
-    )
+    ctx, agents = _laid_flat(db_url, tmp_path, monkeypatch, with_session=False)
     assert run_job(ctx, "import_sources").status == "succeeded"
     with ctx.sessions() as s:
         report = sources_status(s.connection(), ctx.settings)
     assert report["claude_code"]["files_waiting"] == len(agents)
     [line] = [x for x in render_sources(report) if x.startswith("source claude_code")]
     assert line.endswith(f"files waiting for their session {len(agents)}")
-    shutil.copy(real / f"{session_id}.jsonl", project)
+    shutil.copy(NATORI / f"{NATORI_SESSION}.jsonl", tmp_path / "projects" / NATORI.name)
     assert run_job(ctx, "import_sources").status == "succeeded"
     with ctx.sessions() as s:
         report = sources_status(s.connection(), ctx.settings)

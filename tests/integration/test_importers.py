@@ -533,19 +533,26 @@ def test_jsonl_bytes_that_are_not_utf8_are_read_and_said(db_url: str, tmp_path: 
     assert {c.raw_text for c in candidates(ctx)} == {"Caf\ufffd", "Café", "Na\ufffdve"}
 
 
+# when a window title was seen: the latest is neither the first nor the last
+HARBOR_TIMES = ("2026-11-01T09:00:00Z", "2026-11-20T17:30:00Z", "2026-11-05T08:00:00Z")
+
+
+def _harbor_seen(n: int, at: str) -> str:
+    """A JSONL line: the window title "Harbor — main.py" seen in session s at `at`."""
+    record = {"record_id": f"r{n}", "session_id": "s", "type": "candidate", "raw_text": "Harbor"}
+    record |= {"suggested_kind": "project", "surrounding_text": "Harbor — main.py"}
+    return json.dumps({**record, "observed_at": at}) + "\n"
+
+
 def test_a_sighting_seen_again_later_moves_its_entity_last_seen(
     db_url: str, tmp_path: Path
 ) -> None:
     # a window title back in view later in the same session: one sighting (the same one), and
     # the entity was last seen then; one seen again earlier moves nothing
     ctx = make_ctx(db_url)
-    record = {"session_id": "s", "type": "candidate", "raw_text": "Harbor"}
-    record |= {"suggested_kind": "project", "surrounding_text": "Harbor — main.py"}
-    for n, at in enumerate(
-        ("2026-11-01T09:00:00Z", "2026-11-20T17:30:00Z", "2026-11-05T08:00:00Z")
-    ):
+    for n, at in enumerate(HARBOR_TIMES):
         path = tmp_path / f"day{n}.jsonl"
-        path.write_text(json.dumps({**record, "record_id": f"r{n}", "observed_at": at}) + "\n")
+        path.write_text(_harbor_seen(n, at))
         JsonlImporter(ctx).import_paths([path])
         run_entity_promote(ctx)
         [harbor] = entities(ctx)
@@ -559,16 +566,8 @@ def test_a_sighting_repeated_in_one_batch_moves_last_seen_to_its_latest(
 ) -> None:
     # the same title three times in one session, promoted together: the latest is not the first
     ctx = make_ctx(db_url)
-    record = {"session_id": "s", "type": "candidate", "raw_text": "Harbor"}
-    record |= {"suggested_kind": "project", "surrounding_text": "Harbor — main.py"}
-    times = ("2026-11-01T09:00:00Z", "2026-11-20T17:30:00Z", "2026-11-05T08:00:00Z")
     path = tmp_path / "day.jsonl"
-    path.write_text(
-        "".join(
-            json.dumps({**record, "record_id": f"r{n}", "observed_at": at}) + "\n"
-            for n, at in enumerate(times)
-        )
-    )
+    path.write_text("".join(_harbor_seen(n, at) for n, at in enumerate(HARBOR_TIMES)))
     JsonlImporter(ctx).import_paths([path])
     run_entity_promote(ctx)
     [harbor] = entities(ctx)

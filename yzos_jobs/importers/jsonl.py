@@ -183,13 +183,8 @@ class JsonlImporter(FileImporter):
     NAME = IMPORTER
     PATTERN = "*.jsonl"
 
-    def __init__(
-        self,
-        ctx: JobContext,
-        progress: Callable[[int], None] | None = None,
-        total: Callable[[int], None] | None = None,
-    ) -> None:
-        super().__init__(ctx, progress, total)
+    def __init__(self, ctx: JobContext, **callbacks: Callable[[int], None] | None) -> None:
+        super().__init__(ctx, **callbacks)
         # Sessions this import wrote records in: a session spread over many batches counts once.
         self._sessions: set[str] = set()
 
@@ -200,12 +195,14 @@ class JsonlImporter(FileImporter):
             return
         batch: list[Unit[Item]] = []
         end = opened.start
-        odd: list[Position] = []  # records whose bytes are not all UTF-8
+        # records whose bytes are not all UTF-8: how many, the first
+        odd_count, first_odd = 0, None
         for where, end, raw in self.lines(opened, opened.start, keep_unfinished=False):
             if raw is None:
                 continue  # a line past the length bound, already reported
             if not raw.isascii() and not _utf8(raw):
-                odd.append(where)
+                odd_count += 1
+                first_odd = first_odd or where
             unit = self.prepare(where, lambda r=raw, w=where: read_unit(r, w, self.limit))
             if unit is None:
                 continue
@@ -218,11 +215,11 @@ class JsonlImporter(FileImporter):
                 if self.ctx.stop.is_set():
                     return  # asked to stop: the file is read on from this batch's end next time
         self._flush(opened, batch, end)
-        if odd:
+        if first_odd is not None:
             # read all the same (an observer writing Latin-1, a line cut mid-character): said,
             # since its text now holds U+FFFD where those bytes were
-            which = f"{len(odd)} records (this the first) hold" if len(odd) > 1 else "holds"
-            self.stats.note(f"{odd[0]}: {which} bytes that are not UTF-8, read as U+FFFD")
+            which = f"{odd_count} records (this the first) hold" if odd_count > 1 else "holds"
+            self.stats.note(f"{first_odd}: {which} bytes that are not UTF-8, read as U+FFFD")
         if end < opened.now.size:
             # a last line with no newline: its writer may be at it still, so it waits; said,
             # for whoever imports the file by hand and wonders where that record went
