@@ -62,7 +62,13 @@ def project_ids(session: Session, project: str) -> list[int]:
     name was before a rename or a merge (an alias)."""
     target = resolve(session, project) if project.startswith("e:") else None
     if isinstance(target, EntityTarget):
-        return [target.entity.id]
+        entity = target.entity
+        if entity.kind != "project":
+            # a person or a task holds no tasks: an empty list would pass for a project with none
+            raise RefNotFound(
+                f"{project.strip()} is a {entity.kind} ({entity.display_name!r}), not a project"
+            )
+        return [entity.id]
     named = catalog.entities_named(session, normalize_name(project))
     ids = [e.id for e in named if e.kind == "project"]
     if not ids:

@@ -107,6 +107,17 @@ def test_entities_of_a_project_by_the_name_it_had_before(filled: str) -> None:
     assert unknown.stderr.strip() == "yzos-jobs: error: no project named 'Nothing Like It'"
 
 
+def test_entities_of_a_project_by_the_id_of_something_else_is_an_error(filled: str) -> None:
+    listed = json.loads(run_cli("entities", "--json", db_url=filled).stdout)
+    person = next(e for e in listed if e["name"] == "Alice Chen")
+    # a person holds no tasks: an empty list would read as a project with none
+    named = run_cli("entities", "--project", person["ref"], db_url=filled)
+    assert named.returncode == 1
+    assert named.stderr.strip() == (
+        f"yzos-jobs: error: {person['ref']} is a person ('Alice Chen'), not a project"
+    )
+
+
 def test_show_prints_the_entity_its_sightings_tasks_and_decisions(filled: str) -> None:
     out = run_cli("show", "yzos-core", db_url=filled)
     assert out.returncode == 0, out.stderr

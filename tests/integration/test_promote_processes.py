@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from tests.support.cli import cli_env, run_cli, spawn_cli
 from tests.support.daemons import wait_for
@@ -136,3 +138,60 @@ def _promoted(ctx) -> int:
     with ctx.sessions() as s:
         where = EntityCandidate.status == "promoted"
         return int(s.scalar(select(func.count()).select_from(EntityCandidate).where(where)) or 0)
+
+
+_UPSERT = """
+import json, sys
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import create_db_engine, make_session_factory, transaction
+from yzos_jobs.db.entities import EntityDraft, upsert_entities
+
+now = utcnow()
+draft = EntityDraft("project", sys.argv[2], sys.argv[3], None, "rule", None, now, None)
+with transaction(make_session_factory(create_db_engine(sys.argv[1]))) as s:
+    [ref] = upsert_entities(s, [draft], now).values()
+print(json.dumps({"id": ref.id, "created": ref.created}))
+"""
+
+
+def test_an_entity_made_while_its_name_is_merged_away_leads_where_it_went(pg_url: str) -> None:
+    # A writer that creates an entity of a name waits on the row of that name a merge is
+    # deleting; once the merge commits, the name is an alias of where the user put it, and the
+    # writer's entity must not stay beside it as a second one of that name.
+    from yzos_jobs.db.entities import entity_rows
+    from yzos_jobs.entity.merge import merge_entities
+
+    ctx = make_ctx(pg_url)
+    add_candidates(ctx, {"raw_text": "Harbor Item"}, {"raw_text": "Harbor"})
+    run_cli("once", "entity_promote", db_url=pg_url)
+    by_name = {e.display_name: e.id for e in entities(ctx)}
+    merging = ctx.sessions()
+    rows = {e.display_name: e for e in entity_rows(merging, list(by_name.values()), lock=True)}
+    source, target = rows["Harbor Item"], rows["Harbor"]
+    merge_entities(merging, source, target, "user", utcnow())
+    merging.flush()
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _UPSERT, pg_url, source.normalized_name, source.display_name],
+        env=cli_env(pg_url),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_for(lambda: _waiting_on_a_lock(ctx) or writer.poll() is not None, 60, "the writer")
+    merging.commit()
+    merging.close()
+    out, err = writer.communicate(timeout=60)
+    assert writer.returncode == 0, err
+    assert json.loads(out)["id"] == target.id
+    assert sorted(e.display_name for e in entities(ctx)) == ["Harbor"]
+
+
+def _waiting_on_a_lock(ctx) -> bool:
+    with ctx.sessions() as s:
+        waiting = s.scalar(
+            text(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'"
+            )
+        )
+    return bool(waiting)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from click.testing import CliRunner
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from tests.support.jobs import (
     add_candidates,
@@ -14,7 +16,9 @@ from tests.support.jobs import (
     sighting_count,
 )
 from yzos_jobs.cli import cli
-from yzos_jobs.db.models import EntityOverride
+from yzos_jobs.db.column_types import utcnow
+from yzos_jobs.db.connection import transaction
+from yzos_jobs.db.models import Decision, EntityOverride
 from yzos_jobs.maintain.jobs import run_entity_promote, run_entity_purge_v06, run_prune
 from yzos_jobs.testing import OpenAIDouble, Status, candidate_of, verdict
 
@@ -177,8 +181,18 @@ def test_purge_merges_into_the_entity_of_the_new_kind_when_it_exists(db_url: str
     merged = [d for d in decisions(setup) if d.outcome == "merged"]
     assert [(d.call_site, d.entity_id) for d in merged] == [("entity_purge_v06", alice.id)]
     # the project's id, in a script or a note, says where it went
+    said = f"e:{project.id} was merged into e:{alice.id} (person 'Alice Chen')"
     gone = CliRunner().invoke(cli, ["show", f"e:{project.id}"], env={"YZOS_DATABASE_URL": db_url})
-    assert f"e:{project.id} was merged into e:{alice.id} (person 'Alice Chen')" in gone.output
+    assert said in gone.output
+    # and still does once the trail around it is past its retention period, later decisions
+    # on the person its current state
+    add_candidates(setup, {"raw_text": "Alice Chen", "suggested_kind": "person", "source_id": "c"})
+    run_entity_promote(setup)
+    with transaction(setup.sessions) as s:
+        s.execute(update(Decision).values(created_at=utcnow() - timedelta(days=400)))
+    assert run_prune(setup)["decisions_pruned"] > 0
+    gone = CliRunner().invoke(cli, ["show", f"e:{project.id}"], env={"YZOS_DATABASE_URL": db_url})
+    assert said in gone.output
 
 
 def test_purge_leaves_a_kind_the_user_fixed(db_url: str) -> None:

@@ -188,7 +188,8 @@ EVIDENCE_OUTCOMES = ("merged", "evidence")
 def delete_decisions_before(session: Session, cutoff: datetime) -> int:
     """Retention: decisions older than `cutoff` go. The user's corrections stay, and so do each
     active entity's current-state decisions: its latest decision, and the latest one that set
-    its state (promoted, created, kept), which later sightings merged into it do not replace."""
+    its state (promoted, created, kept), which later sightings merged into it do not replace.
+    A merge of one entity into another stays too: it is what says where the id went."""
 
     def latest_of_active(*where: Any) -> Any:
         return (
@@ -204,6 +205,7 @@ def delete_decisions_before(session: Session, cutoff: datetime) -> int:
             D.call_site != "user",
             D.id.not_in(latest_of_active()),
             D.id.not_in(latest_of_active(D.outcome.not_in(EVIDENCE_OUTCOMES))),
+            D.verdict["merged_from"].as_integer().is_(None),
         )
     )
     return int(result.rowcount or 0)
