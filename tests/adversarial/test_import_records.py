@@ -331,6 +331,8 @@ def test_aider_header_with_impossible_date_costs_only_its_session(
     )
     assert imported.returncode == 0
     only_skipped_at(imported, where(history, 5))
+    # the line says what is wrong with the date, not only that it is not one
+    assert "month must be in 1..12" in imported.skipped[0]
     texts = requests_seen(db_url)
     assert "add the login form" in texts and "add the logout button" in texts
     assert "from a month that does not exist" not in texts

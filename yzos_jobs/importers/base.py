@@ -147,9 +147,13 @@ def parse_timestamp(value: object, where: str | Position) -> datetime | None:
         else:
             raise ValueError(value)
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-    except (ValueError, OverflowError, OSError):
+    except (ValueError, OverflowError, OSError) as exc:
+        # a date of ISO 8601's shape that does not exist (`2024-02-30`) says which part is wrong
+        reason = str(exc) if isinstance(value, str) and "isoformat" not in str(exc) else ""
         raise ImportRecordError(
-            where, f"not a timestamp in years 1 to 9999 UTC: {shown(value)}"
+            where,
+            f"not a timestamp in years 1 to 9999 UTC: {shown(value)}"
+            + (f" ({reason})" if reason else ""),
         ) from None
 
 
