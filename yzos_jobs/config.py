@@ -118,7 +118,8 @@ class TriageSettings(_Section):
 
 class DecisionsSettings(_Section):
     # Days a decision row is kept (the daily prune deletes older ones, but never a user
-    # correction or the latest decision of an active entity); 0 keeps all.
+    # correction, an active entity's current-state decisions or a merge of one entity into
+    # another); 0 keeps all.
     retention_days: int = Field(default=90, ge=0, le=36500)
 
 

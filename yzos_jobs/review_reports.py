@@ -60,7 +60,7 @@ def entity_line(line: catalog.EntityLine) -> dict[str, Any]:
 def project_ids(session: Session, project: str) -> list[int]:
     """The projects a `--project` value names: e:ID, or every project of that name, or that the
     name was before a rename or a merge (an alias)."""
-    target = resolve(session, project) if project.startswith("e:") else None
+    target = resolve(session, project) if project.strip().startswith("e:") else None
     if isinstance(target, EntityTarget):
         entity = target.entity
         if entity.kind != "project":

@@ -177,7 +177,10 @@ def test_an_entity_made_while_its_name_is_merged_away_leads_where_it_went(pg_url
         stderr=subprocess.PIPE,
         text=True,
     )
-    wait_for(lambda: _waiting_on_a_lock(ctx) or writer.poll() is not None, 60, "the writer")
+    merger = merging.scalar(text("SELECT pg_backend_pid()"))
+    wait_for(
+        lambda: _waiting_on(ctx, merger) or writer.poll() is not None, 60, "the writer to wait"
+    )
     merging.commit()
     merging.close()
     out, err = writer.communicate(timeout=60)
@@ -186,12 +189,14 @@ def test_an_entity_made_while_its_name_is_merged_away_leads_where_it_went(pg_url
     assert sorted(e.display_name for e in entities(ctx)) == ["Harbor"]
 
 
-def _waiting_on_a_lock(ctx) -> bool:
+def _waiting_on(ctx, blocker: int) -> bool:
+    """Whether a backend of the database waits on a lock the backend `blocker` holds."""
     with ctx.sessions() as s:
         waiting = s.scalar(
             text(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND wait_event_type = 'Lock'"
-            )
+                "AND :blocker = ANY(pg_blocking_pids(pid))"
+            ),
+            {"blocker": blocker},
         )
     return bool(waiting)

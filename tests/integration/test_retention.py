@@ -142,3 +142,28 @@ def test_prune_keeps_the_decision_that_made_an_entity_what_it_is_under_later_sig
         env={"YZOS_DATABASE_URL": db_url},
     )
     assert result.exit_code == 0 and '"promoted"' in result.output, result.output
+
+
+def test_prune_keeps_a_merge_of_an_id_past_32_bits(db_url: str, tmp_path: Path) -> None:
+    # ids are 64-bit: one a long-lived database reached must not stop the daily prune (nor the
+    # cache expiry and run pruning of its transaction), and its merge still leads on
+    ctx = make_ctx(db_url)
+    add_candidates(ctx, {"raw_text": "Harbor"})
+    run_entity_promote(ctx)
+    [harbor] = entities(ctx)
+    gone = 3_000_000_000
+    with transaction(ctx.sessions) as s:
+        s.add(
+            Decision(
+                call_site="entity_purge_v06",
+                source="llm",
+                outcome="merged",
+                entity_id=harbor.id,
+                verdict={"merged_from": gone},
+                created_at=utcnow() - timedelta(days=400),
+            )
+        )
+    config = write_config(tmp_path / "c.toml", None, decisions={"retention_days": 90})
+    assert _once_prune(db_url, config)["status"] == "succeeded"
+    shown = CliRunner().invoke(cli, ["show", f"e:{gone}"], env={"YZOS_DATABASE_URL": db_url})
+    assert f"e:{gone} was merged into e:{harbor.id}" in shown.output

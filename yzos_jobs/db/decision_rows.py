@@ -3,8 +3,9 @@
 A row records one verdict that changed or confirmed a candidate's or an entity's state, and is
 written in the transaction of that change (by the promote loop, session triage, the purge and
 user corrections). Written set-based, one statement per batch; read by `explain` and `show`;
-pruned by the daily prune job, except the user's own corrections (the judge's worked examples)
-and each active entity's latest decision, which are kept.
+pruned by the daily prune job, except the user's own corrections (the judge's worked examples),
+each active entity's current-state decisions and every merge of one entity into another, which
+are kept.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import BigInteger, cast, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from yzos_jobs.db.dialect import insert_rows
@@ -147,6 +148,12 @@ def recent_user_corrections(session: Session, limit: int) -> list[dict[str, Any]
 _MAX_HOPS = 100
 
 
+def _merged_from() -> Any:
+    """The id a merge row says was merged away, as a BIGINT (ids are; `as_integer()` casts to a
+    32-bit INTEGER on PostgreSQL, which an id past 2**31 overflows)."""
+    return cast(D.verdict["merged_from"].as_string(), BigInteger)
+
+
 def merged_into(session: Session, entity_id: int) -> int | None:
     """The entity that holds what `entity_id` was merged into, as the trail says: its merge's
     row moves along with every later merge, and where a batch wrote it after its holder was
@@ -159,7 +166,7 @@ def merged_into(session: Session, entity_id: int) -> int | None:
             .where(
                 D.outcome == "merged",
                 D.entity_id.is_not(None),
-                D.verdict["merged_from"].as_integer() == current,
+                _merged_from() == current,
             )
             .order_by(D.id.desc())
             .limit(1)
@@ -205,7 +212,7 @@ def delete_decisions_before(session: Session, cutoff: datetime) -> int:
             D.call_site != "user",
             D.id.not_in(latest_of_active()),
             D.id.not_in(latest_of_active(D.outcome.not_in(EVIDENCE_OUTCOMES))),
-            D.verdict["merged_from"].as_integer().is_(None),
+            _merged_from().is_(None),
         )
     )
     return int(result.rowcount or 0)

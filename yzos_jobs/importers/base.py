@@ -148,13 +148,26 @@ def parse_timestamp(value: object, where: str | Position) -> datetime | None:
             raise ValueError(value)
         return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     except (ValueError, OverflowError, OSError) as exc:
-        # a date of ISO 8601's shape that does not exist (`2024-02-30`) says which part is wrong
-        reason = str(exc) if isinstance(value, str) and "isoformat" not in str(exc) else ""
+        reason = _out_of_range(exc) if isinstance(value, str) else None
         raise ImportRecordError(
             where,
             f"not a timestamp in years 1 to 9999 UTC: {shown(value)}"
             + (f" ({reason})" if reason else ""),
         ) from None
+
+
+def _out_of_range(exc: Exception) -> str | None:
+    """Which part of a timestamp of ISO 8601's shape names nothing real (`2024-02-30`: "day is
+    out of range for month"), as Python says it; None for text of another shape. Python's words
+    for an offset name its own types, so that one is said here."""
+    said = str(exc)
+    if said.startswith("offset"):
+        return "an offset must be less than 24 hours"
+    return (
+        said
+        if said.startswith(("year", "month", "day", "hour", "minute", "second", "date"))
+        else None
+    )
 
 
 def parse_json_object(raw: bytes, where: str | Position) -> dict[str, Any]:

@@ -87,7 +87,8 @@ def run_entity_purge_v06(ctx: JobContext) -> JobStats:
 def run_prune(ctx: JobContext) -> JobStats:
     """Daily retention: expired cached verdicts; finished run rows older than
     `retention.job_runs_days`; decisions older than `decisions.retention_days`, except the
-    user's corrections and each active entity's latest decision. A period of 0 keeps all."""
+    user's corrections, each active entity's current-state decisions and every merge of one
+    entity into another. A period of 0 keeps all."""
     started, now = time.monotonic(), utcnow()
     runs_days = ctx.settings.retention.job_runs_days
     decisions_days = ctx.settings.decisions.retention_days
