@@ -26,6 +26,23 @@ def _age_every_decision(ctx: JobContext, days: int) -> None:
         s.execute(update(Decision).values(created_at=utcnow() - timedelta(days=days)))
 
 
+def _purge_decision(
+    ctx: JobContext, entity_id: int, outcome: str, days: int, **fields: object
+) -> None:
+    """A decision the purge made about an entity `days` ago."""
+    with transaction(ctx.sessions) as s:
+        s.add(
+            Decision(
+                call_site="entity_purge_v06",
+                source="llm",
+                outcome=outcome,
+                entity_id=entity_id,
+                created_at=utcnow() - timedelta(days=days),
+                **fields,
+            )
+        )
+
+
 def _once_prune(db_url: str, config: Path) -> dict[str, object]:
     result = CliRunner().invoke(
         cli,
@@ -50,17 +67,9 @@ def test_prune_keeps_corrections_and_current_state_and_drops_the_rest(
     by_name = {e.display_name: e.id for e in entities(ctx)}
     correct(ctx.sessions, f"e:{by_name['Telegram']}", "not_entity")
     _age_every_decision(ctx, 100)
+    # A later (still old) re-judgement of YZOS Core: now its current state's decision.
+    _purge_decision(ctx, by_name["YZOS Core"], "kept", days=95)
     with transaction(ctx.sessions) as s:
-        # A later (still old) re-judgement of YZOS Core: now its current state's decision.
-        s.add(
-            Decision(
-                call_site="entity_purge_v06",
-                source="llm",
-                outcome="kept",
-                entity_id=by_name["YZOS Core"],
-                created_at=utcnow() - timedelta(days=95),
-            )
-        )
         s.add(Decision(call_site="promote_candidate", source="llm", created_at=utcnow()))
     before = {d.id: d for d in decisions(ctx)}
     assert {"promoted", "rejected"} <= {d.outcome for d in before.values()}
@@ -152,17 +161,7 @@ def test_prune_keeps_a_merge_of_an_id_past_32_bits(db_url: str, tmp_path: Path) 
     run_entity_promote(ctx)
     [harbor] = entities(ctx)
     gone = 3_000_000_000
-    with transaction(ctx.sessions) as s:
-        s.add(
-            Decision(
-                call_site="entity_purge_v06",
-                source="llm",
-                outcome="merged",
-                entity_id=harbor.id,
-                verdict={"merged_from": gone},
-                created_at=utcnow() - timedelta(days=400),
-            )
-        )
+    _purge_decision(ctx, harbor.id, "merged", days=400, verdict={"merged_from": gone})
     config = write_config(tmp_path / "c.toml", None, decisions={"retention_days": 90})
     assert _once_prune(db_url, config)["status"] == "succeeded"
     shown = CliRunner().invoke(cli, ["show", f"e:{gone}"], env={"YZOS_DATABASE_URL": db_url})
