@@ -362,7 +362,7 @@ def classify_cmd(
 ) -> None:
     """Judge one candidate and print the verdict as JSON."""
     from yzos_jobs.inference.contract import ClassifyInput
-    from yzos_jobs.inference.errors import ClassifierError
+    from yzos_jobs.inference.errors import ClassifierError, error_type
     from yzos_jobs.review_render import json_text
     from yzos_jobs.runtime import build_classifier
 
@@ -378,7 +378,7 @@ def classify_cmd(
     try:
         verdict = classifier.classify(inp)
     except ClassifierError as exc:
-        click.echo(json.dumps({"error": exc.__class__.__name__, "message": str(exc)}))
+        click.echo(json.dumps({"error": error_type(exc), "message": str(exc)}))
         raise SystemExit(EXIT_FAILURE) from None
     click.echo(json_text(verdict.model_dump(), sys.stdout))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 from tests.support.cli import REPO, llm_cli_env, run_cli
@@ -56,6 +57,20 @@ def test_classify_failure_prints_the_error_class_and_exits_non_zero(tmp_path: Pa
         result = run_cli("classify", "Cursor", cwd=tmp_path, env=env)
     assert result.returncode == 1
     assert json.loads(result.stdout)["error"] == "LlmFailed"
+
+
+def test_classify_with_no_model_listening_is_an_llm_failure(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = _llm_env(tmp_path, f"http://127.0.0.1:{port}/v1")
+    env["YZOS_CONFIG"] = str(tmp_path / "c.toml")
+    (tmp_path / "c.toml").write_text("[llm]\nmax_retries = 0\n")
+    result = run_cli("classify", "Cursor", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    failure = json.loads(result.stdout)
+    # the types the design names, whatever finer one stands behind it
+    assert failure["error"] == "LlmFailed" and "cannot reach" in failure["message"]
 
 
 def test_eval_scores_an_oracle_perfectly_and_counts_calls(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@ through classify(), held line-level candidates kept as evidence (loopback LLM, b
 
 from __future__ import annotations
 
+import socket
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -252,3 +254,50 @@ def test_a_triage_the_stop_cut_short_waits_for_the_next_run_whatever_its_attempt
     assert [(t.status, t.attempts) for t in triage_rows(ctx)] == [("pending", 0)]
     assert {c.status for c in candidates(ctx)} == {"held"}
     assert sum(session_of(r) is not None for r in llm.requests) == 1  # and not tried again
+
+
+def _closed_port() -> str:
+    """The address of an OpenAI-compatible endpoint nothing listens on (a model server not
+    started yet, or down)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_a_model_not_reachable_for_runs_on_end_gives_up_no_sessions_triage(db_url: str) -> None:
+    down = make_ctx(db_url, _closed_port(), llm={"max_retries": 0}, triage={"max_attempts": 2})
+    for n in range(5):
+        queue_session(down, f"s{n}", rephrasing_session()[:3])
+    for _ in range(4):  # twice the attempts a session has
+        stats = run_entity_promote(down)
+        # and no call made: none counts against the day's budget
+        assert stats.get("triage_exhausted", 0) == 0 and stats.get("llm_calls", 0) == 0
+    # never asked: no attempt spent, every candidate still held for its session's triage
+    assert {(t.status, t.attempts) for t in triage_rows(down)} == {("pending", 0)}
+    assert {c.status for c in candidates(down)} == {"held"}
+    with OpenAIDouble(one_task) as llm:  # the model is up at last
+        stats = run_entity_promote(make_ctx(db_url, llm.base_url))
+    assert stats["triage_triaged"] == 5
+    assert {t.status for t in triage_rows(down)} == {"done"}
+
+
+def test_a_model_failing_costs_an_attempt_only_of_the_sessions_asked_before_the_breaker_opened(
+    db_url: str,
+) -> None:
+    with OpenAIDouble(failing_triage(Status(500))) as llm:
+        ctx = make_ctx(
+            db_url,
+            llm.base_url,
+            llm={"max_retries": 0, "breaker_threshold": 2, "max_concurrency": 1},
+            triage={"max_attempts": 1},
+        )
+        for n in range(5):
+            queue_session(ctx, f"s{n}", rephrasing_session()[:3])
+        # the breaker of a job run, as the runner gives each
+        stats = run_entity_promote(replace(ctx, breaker=ctx.classifier.new_breaker()))
+        asked = sum(session_of(r) is not None for r in llm.requests)
+    # the two answered with an error are given up (one attempt each); the run then asks no more
+    assert asked == 2 and stats["triage_exhausted"] == 2
+    rows = triage_rows(ctx)
+    assert [(t.status, t.attempts) for t in rows[2:]] == [("pending", 0)] * 3

@@ -53,6 +53,7 @@ from yzos_jobs.inference.errors import (
     LlmRefused,
     LlmStopped,
     LlmTimeout,
+    LlmUnreachable,
 )
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.scheduler import InferenceScheduler
@@ -296,11 +297,12 @@ class Classifier:
     def _send(
         self, messages: list[dict[str, str]], breaker: CircuitBreaker, tally: _Tally
     ) -> ChatReply:
-        """One request, counted as a call unless the breaker or the stop kept it from being
-        sent (a stop may also cut short a call in flight: what it cost is unknown)."""
+        """One request, counted as a call unless the breaker, the stop or no connection to
+        the endpoint kept it from being sent (a stop may also cut short a call in flight: what
+        it cost is unknown)."""
         try:
             reply = self.chat.chat(messages, spent=tally.spent, breaker=breaker)
-        except (LlmCircuitOpen, LlmStopped):
+        except (LlmCircuitOpen, LlmStopped, LlmUnreachable):
             raise
         except Exception:
             tally.call()

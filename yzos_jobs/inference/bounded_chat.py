@@ -22,6 +22,7 @@ from yzos_jobs.inference.errors import (
     LlmInvalidOutput,
     LlmStopped,
     LlmTimeout,
+    LlmUnreachable,
 )
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.schema import Field
@@ -235,7 +236,10 @@ def _failed_usage(
     seconds: float, tokens: list[TokenCount | None], error: ClassifierError
 ) -> ClassifierUsage:
     """What a failed call cost: a reply (cut short) its tokens; a request that timed out tokens
-    unknown (the server may have spent them); one refused or failed otherwise, none."""
+    unknown (the server may have spent them); one refused or failed otherwise, none; one that
+    found no connection to send it on is no call (of the day's budget either)."""
+    if isinstance(error, LlmUnreachable):
+        return ClassifierUsage(seconds=seconds)
     if tokens or isinstance(error, LlmTimeout):
         return _usage(seconds, tokens[0] if tokens else None)
     return _usage(seconds, TokenCount(0, 0))

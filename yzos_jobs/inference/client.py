@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from yzos_jobs.inference.contract import TokenCount
-from yzos_jobs.inference.errors import LlmFailed, LlmRefused, LlmStopped, LlmTimeout
+from yzos_jobs.inference.errors import (
+    LlmFailed,
+    LlmRefused,
+    LlmStopped,
+    LlmTimeout,
+    LlmUnreachable,
+)
 from yzos_jobs.inference.fields import clean_model_text
 from yzos_jobs.inference.profile import InferenceProfile
 from yzos_jobs.inference.schema import VERDICT, Field, gbnf, response_format_for, verdict_gbnf
@@ -115,13 +121,17 @@ def chat(
             extra_body={"messages": messages, **fields},
         )
         body = raw.http_response.text
-    except openai.APITimeoutError:
+    except openai.APITimeoutError as exc:
+        if _connect_failed(exc):
+            raise LlmUnreachable(f"cannot reach {where}: {_cause(exc)}") from None
         raise LlmTimeout(
             f"no answer from {where} within {profile.timeout_s}s (llm.timeout_s)"
         ) from None
     except openai.APIConnectionError as exc:
         if isinstance(exc.__cause__, Stopping):
             raise LlmStopped(f"not asked {where}: stopping") from None
+        if _connect_failed(exc):
+            raise LlmUnreachable(f"cannot reach {where}: {_cause(exc)}") from None
         raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
     except openai.APIStatusError as exc:
         raise LlmFailed(f"HTTP {exc.status_code} from {where}") from None
@@ -219,6 +229,20 @@ def reported_tokens(usage: object) -> TokenCount | None:
     if not all(type(n) is int and 0 <= n <= _MAX_TOKENS_REPORTED for n in counts):
         return None
     return TokenCount(prompt, completion)  # type: ignore[arg-type]
+
+
+def _connect_failed(exc: BaseException) -> bool:
+    """Whether the request failed before a connection was made (refused, no such host, the
+    connect timed out): nothing was sent. A connection closed or timed out later may have
+    been the request's doing."""
+    import httpx2
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, httpx2.ConnectError | httpx2.ConnectTimeout):
+            return True
+        cause = cause.__cause__
+    return False
 
 
 def _cause(exc: BaseException) -> str:

@@ -23,6 +23,11 @@ class LlmCircuitOpen(LlmFailed):
     free slot)."""
 
 
+class LlmUnreachable(LlmFailed):
+    """Not asked: no connection to the endpoint could be made (refused, no such host, no answer
+    to the connect). Nothing was sent; the endpoint is down or not started yet."""
+
+
 class LlmStopped(LlmFailed):
     """Not asked: the process is stopping. No verdict on anything, nor on the endpoint: what it
     was for waits for the next run."""
@@ -38,3 +43,12 @@ class LlmInvalidOutput(ClassifierError):
 
 class LlmRefused(LlmInvalidOutput):
     """The model refused to answer."""
+
+
+def error_type(exc: ClassifierError) -> str:
+    """The type a failure is told as outside (`classify`'s JSON): one of the three the design
+    names, whichever finer type stands behind it (refused, unreachable, breaker open)."""
+    for told in (LlmFailed, LlmTimeout, LlmInvalidOutput):
+        if isinstance(exc, told):
+            return told.__name__
+    return exc.__class__.__name__

@@ -41,13 +41,23 @@ from yzos_jobs.entity.triage_writes import (
     write_triage,
 )
 from yzos_jobs.inference.contract import ClassifierUsage
-from yzos_jobs.inference.errors import ClassifierError
+from yzos_jobs.inference.errors import (
+    ClassifierError,
+    LlmCircuitOpen,
+    LlmStopped,
+    LlmUnreachable,
+)
 from yzos_jobs.inference.schema import TRIAGE_MAX_PERSONS
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.logging import get_logger
 from yzos_jobs.supply.moved_session import SessionMove, follow_moved_session
 
 log = get_logger(__name__)
+
+# Failures of a call that never reached the model: they say nothing of the session, so they
+# cost it no attempt (a model down for a while, or started after the daemon, gives up no
+# session's triage).
+_NOT_ASKED = (LlmCircuitOpen, LlmUnreachable, LlmStopped)
 
 
 @dataclass
@@ -131,10 +141,18 @@ def _ask(ctx: JobContext, t: triage_db.ClaimedTriage) -> tuple[TriageReply, Clas
     return ask_triage(ctx.classifier, cfg, t.payload, offered, breaker)
 
 
+@dataclass(frozen=True)
+class _Failure:
+    """Why a triage is left for the next run; `unasked`: no call of it reached the model."""
+
+    error: str
+    unasked: bool
+
+
 def _judge(
     ctx: JobContext, t: triage_db.ClaimedTriage, source_id: str
-) -> tuple[JudgedTriage | None, ClassifierUsage, str | None]:
-    """The triage's proposals, judged; or the error that leaves it for the next run."""
+) -> tuple[JudgedTriage | None, ClassifierUsage, _Failure | None]:
+    """The triage's proposals, judged; or the failure that leaves it for the next run."""
     usage = ClassifierUsage()
     if t.kind == "digest":
         try:
@@ -143,14 +161,17 @@ def _judge(
             # What the call cost (a failure, and no call, where none was made: no model)
             usage = exc.usage
             cost = usage if isinstance(usage, ClassifierUsage) else ClassifierUsage(failures=1)
-            return None, cost, f"triage call: {exc}"
+            return None, cost, _Failure(f"triage call: {exc}", isinstance(exc, _NOT_ASKED))
         proposals = _proposals_from_reply(reply, t.payload)
     else:
         proposals = _proposals_from_record(t.payload, ctx.settings.triage.max_tasks)
     judged = judge_triage(ctx, source_id, proposals, _seen_at(t.payload))
     usage += judged.usage
     errors = judged.errors
-    return (judged, usage, None) if not errors else (None, usage, f"judging {errors[0]}")
+    if not errors:
+        return judged, usage, None
+    unasked = all(isinstance(o.error, _NOT_ASKED) for o in judged.outcomes if o.error)
+    return None, usage, _Failure(f"judging {errors[0]}", unasked)
 
 
 def _seen_at(payload: Mapping[str, Any]) -> datetime | None:
@@ -168,7 +189,8 @@ def apply_session_triage(ctx: JobContext, t: triage_db.ClaimedTriage) -> TriageR
     source_id = str(t.payload.get("source_id") or t.external_id)
     cfg = ctx.settings.triage
     if t.kind == "digest" and ctx.classifier.active_model_id() is None:
-        judged, error = None, "no model to triage with: the line-level path takes the session"
+        judged = None
+        failure = _Failure("no model to triage with: the line-level path takes the session", False)
         attempts_left = False
     else:
 
@@ -178,16 +200,18 @@ def apply_session_triage(ctx: JobContext, t: triage_db.ClaimedTriage) -> TriageR
                 triage_db.extend_triage_lease(s, ctx.owner, [t.id], lease_s, utcnow())
 
         with LeaseKeeper(renew, ctx.settings.jobs.entity_promote.lease_s):
-            judged, run.usage, error = _judge(ctx, t, source_id)
+            judged, run.usage, failure = _judge(ctx, t, source_id)
         attempts_left = t.attempts < cfg.max_attempts
-    # A call the stop refused, or cut short, is no failed attempt: the next run asks again.
-    unasked = judged is None and ctx.stop.is_set()
     try:
         if judged is not None:
             _write(ctx, t, judged, source_id, run)
         else:
+            assert failure is not None
+            # A call the stop refused, or cut short, is no failed attempt either: the next run
+            # asks again.
+            unasked = failure.unasked or ctx.stop.is_set()
             _give_up_or_retry(
-                ctx, t, source_id, error or "", attempts_left or unasked, run, unasked
+                ctx, t, source_id, failure.error, attempts_left or unasked, run, unasked
             )
     except _Lost:
         run.lost += 1
@@ -259,7 +283,11 @@ def _give_up_or_retry(
             triage_db.release_held(s, source_id, now)
 
     run_in_transaction(ctx.sessions, work)
-    if attempts_left:
+    if unasked:
+        # one line for the run says the model could not be asked (run_triage)
+        run.retried += 1
+        log.debug("session triage not asked: left for the next run", triage=t.id, error=error)
+    elif attempts_left:
         run.retried += 1
         log.warning("session triage left for the next run", triage=t.id, error=error)
     else:
@@ -316,5 +344,12 @@ def run_triage(ctx: JobContext, only: Sequence[int] | None = None) -> TriageRun:
                 spent += done.usage
             budget.charge(spent)
             if only is not None:
+                break
+            if ctx.breaker is not None and ctx.breaker.open:
+                # the model is taken for down in this run: the sessions wait, triage-pending
+                log.warning(
+                    "session triage waits for the model: the next run asks again",
+                    consecutive_failures=ctx.breaker.consecutive,
+                )
                 break
     return total
