@@ -564,18 +564,35 @@ def _run_import(
         except ImportPathError as exc:
             _fail(click.get_current_context(), str(exc), EXIT_FAILURE)
             return
+    notes = [*stats.notes, *_pending_note(ctx)]
     for message in stats.error_messages[:MAX_LINES_SHOWN]:
         click.echo(f"skipped {message}", err=True)
     if stats.errors > MAX_LINES_SHOWN:
         click.echo(f"… and {stats.errors - MAX_LINES_SHOWN} more skipped records", err=True)
     counts = stats.counts()
     if as_json:
-        click.echo(json.dumps({"importer": label, **counts, "notes": stats.notes}))
+        click.echo(json.dumps({"importer": label, **counts, "notes": notes}))
     else:
         click.echo(f"{label}: {counters_text(counts, IMPORT_COUNTS, IMPORT_COUNT_NAMES)}")
-        for note in stats.notes[:MAX_LINES_SHOWN]:
+        for note in notes[:MAX_LINES_SHOWN]:
             click.echo(f"note: {note}")
     _log().info("import finished", importer=label, **counts)
+
+
+def _pending_note(ctx: JobContext) -> list[str]:
+    """Where candidates are left pending (an import stopped before its sessions' promote, a
+    model that failed at session end, a session not ended yet), who decides them: an import
+    read again has no new session to end, and without a daemon nothing else would say so."""
+    from yzos_jobs.db.overview import count_by_status
+
+    with ctx.sessions() as s:
+        pending = count_by_status(s.connection()).get("pending", 0)
+    if not pending:
+        return []
+    return [
+        f"{pending} candidates are pending: entity_promote decides them "
+        "(the daemon's next run, or yzos-jobs once entity_promote)"
+    ]
 
 
 @cli.group("import")
