@@ -363,3 +363,29 @@ def test_an_apps_helper_entry_does_not_take_its_window_class(
         "Visual Studio Code",
         "Development;IDE",
     )
+
+
+@pytest.mark.parametrize("rotated", ["records.jsonl.1", "records.jsonl-20261207"])
+def test_a_jsonl_file_rotated_by_renaming_loses_nothing_written_before(
+    db_url: str, tmp_path: Path, rotated: str
+) -> None:
+    # an observer's log rotated as logrotate does: what was written after the last read is in
+    # the renamed file now, and the file under the old name starts anew
+    folder = tmp_path / "observer"
+    folder.mkdir()
+    log = folder / "records.jsonl"
+    log.write_text(jsonl_line("r1", "Alpha Board", "s1"))
+    assert run_import("jsonl", folder, db_url=db_url, cwd=tmp_path).counts["candidates"] == 1
+    with log.open("a") as fh:
+        fh.write(jsonl_line("r2", "Beta Board", "s2"))
+    log.rename(folder / rotated)
+    log.write_text(jsonl_line("r3", "Gamma Board", "s3"))
+    again = run_import("jsonl", folder, db_url=db_url, cwd=tmp_path)
+    assert again.counts["candidates"] == 2 and candidate_texts(db_url) == [
+        "Alpha Board",
+        "Beta Board",
+        "Gamma Board",
+    ]
+    # read once: a third import finds nothing new, in either file
+    third = run_import("jsonl", folder, db_url=db_url, cwd=tmp_path)
+    assert third.counts.get("candidates", 0) == 0 and len(candidate_texts(db_url)) == 3

@@ -27,11 +27,13 @@ from yzos_jobs.db.triage_queue import queue_triage
 from yzos_jobs.importers.base import (
     FileImporter,
     OpenedFile,
+    current_mark,
     parse_json_object,
     parse_timestamp,
 )
 from yzos_jobs.importers.reading import Position
 from yzos_jobs.importers.records import ImportRecordError, Unit, Written, record_key
+from yzos_jobs.importers.rotated import rotated_copy
 from yzos_jobs.jobcontext import JobContext
 from yzos_jobs.kinds import ENTITY_KINDS
 from yzos_jobs.supply.session_end import apply_entities
@@ -190,9 +192,25 @@ class JsonlImporter(FileImporter):
 
     def import_file(self, path: Path) -> None:
         opened = self.open_file(path)
+        previous = opened.previous
+        if previous is not None and opened.start == 0 and previous.offset > 0:
+            # Not the file read last time: where that one was renamed to (rotated), what was
+            # written to it since the last read is read first, under this file's mark.
+            rotated = rotated_copy(path, previous)
+            if rotated is not None:
+                now = current_mark(rotated)
+                self._read(OpenedFile(rotated, opened.key, now, previous, previous.offset))
+                if self.ctx.stop.is_set():
+                    return
+                opened = self.open_file(path)
         if opened.fully_read:
             self.stats.files_unchanged += 1
             return
+        self._read(opened)
+
+    def _read(self, opened: OpenedFile) -> None:
+        """The records of `opened` from where reading starts to its last whole line."""
+        path = opened.path
         batch: list[Unit[Item]] = []
         end = opened.start
         # records whose bytes are not all UTF-8: how many, the first

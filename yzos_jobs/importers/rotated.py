@@ -1,0 +1,41 @@
+"""Where an observer's file went when it was rotated by renaming (logrotate's `out.jsonl.1` or
+`out.jsonl-20261207`, or a copy made before truncating it in place): the records written after
+the last read are in that file now, and the new file under the old name starts empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from yzos_jobs.db.importer_state import FileMark
+from yzos_jobs.importers.base import head_hash
+
+# A rotated file compressed: its bytes are not the records' (and it was read before it was
+# compressed, or compressed with the tail unread: that tail is not read from the archive)
+_COMPRESSED = frozenset({".gz", ".bz2", ".xz", ".zst", ".lz4", ".z", ".zip"})
+
+
+def rotated_copy(path: Path, previous: FileMark) -> Path | None:
+    """The file beside `path`, named after it (`<name>.<suffix>` or `<name>-<suffix>`), that
+    begins with what the last read of `path` saw (its first bytes and those before where the
+    read ended): the file as it was, renamed or copied, with whatever was written to it since;
+    None where there is none."""
+    try:
+        siblings = list(path.parent.iterdir())
+    except OSError:
+        return None
+    for sibling in sorted(siblings):
+        name = sibling.name
+        if (
+            sibling == path
+            or not name.startswith((f"{path.name}.", f"{path.name}-"))
+            or sibling.suffix.lower() in _COMPRESSED
+        ):
+            continue
+        try:
+            if not sibling.is_file() or sibling.stat().st_size < previous.size:
+                continue
+            if head_hash(sibling, previous.size) == previous.head_hash:
+                return sibling
+        except OSError:
+            continue  # unreadable, or gone meanwhile: not the one
+    return None
