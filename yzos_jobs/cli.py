@@ -281,9 +281,17 @@ def db_downgrade(app: AppContext, revision: str) -> None:
     from yzos_jobs.db import migrate
     from yzos_jobs.db.connection import describe_url
 
-    migrate.downgrade(app.engine, revision)
+    dropped = migrate.downgrade(app.engine, revision)
     at = migrate.current_revision(app.engine) or "base"
     click.echo(f"{describe_url(app.engine)}: at revision {at}")
+    if dropped:
+        # what the revisions above held is gone with them: said, since an upgrade brings the
+        # tables back empty
+        tables = ", ".join(
+            f"{name} ({rows} row{'s' if rows != 1 else ''})"
+            for name, rows in sorted(dropped.items())
+        )
+        click.echo(f"note: dropped with the revisions above {at}: {tables}")
 
 
 @db.command("current")

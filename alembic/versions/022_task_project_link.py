@@ -139,10 +139,24 @@ def _session_repositories(conn: sa.Connection) -> dict[str, str]:
     return {sid: found.pop() for sid, found in paths.items() if len(found) == 1}
 
 
+def _segments_of(conn: sa.Connection, repositories: dict[str, str]) -> dict[str, str]:
+    """The segment ids (`<session>#2`, …: a session's work read after it closed as idle) that
+    candidates and sightings carry, each with its session's repository."""
+    found: dict[str, str] = {}
+    for table in (_candidates, _sightings):
+        column = table.c.source_id
+        for (sid,) in conn.execute(sa.select(column).where(column.like("%#%")).distinct()):
+            session, _, segment = sid.rpartition("#")
+            if segment.isdigit() and session in repositories:
+                found[sid] = repositories[session]
+    return found
+
+
 def _scope_from_sessions(conn: sa.Connection, keep_unscoped: KeepUnscoped | None = None) -> None:
     repositories = _session_repositories(conn)
     if not repositories:
         return
+    repositories |= _segments_of(conn, repositories)
     op.create_table(
         "_migration_session_scope",
         sa.Column("external_id", sa.Text(), primary_key=True),

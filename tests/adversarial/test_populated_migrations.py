@@ -12,6 +12,7 @@ from tests.adversarial.database_021 import HARBOR, OTHER, T0, database_at_021
 from tests.support.cli import run_cli
 from tests.support.jobs import candidates, entities, make_ctx
 from yzos_jobs.db import migrate
+from yzos_jobs.db.activity_sessions import upsert_activity_session
 from yzos_jobs.db.column_types import utcnow
 from yzos_jobs.db.connection import create_db_engine, transaction
 from yzos_jobs.db.models import EntityAlias
@@ -105,3 +106,38 @@ def test_downgrade_to_021_refuses_one_name_in_two_repositories_in_one_line(
         assert migrate.current_revision(engine) == "021"
     finally:
         engine.dispose()
+
+
+def test_a_segments_task_keeps_its_project_through_a_downgrade_and_back(
+    empty_db_url: str,
+) -> None:
+    # A session read again after it closed as idle writes its later work as segment `<id>#2`:
+    # the way back up finds the segment's repository by its session as it does the session's.
+    engine = create_db_engine(empty_db_url)
+    try:
+        migrate.upgrade(engine)
+    finally:
+        engine.dispose()
+    ctx = make_ctx(empty_db_url)
+    rows = [
+        NewCandidate("harbor-sync", "ai_tool", "aider-9", "project", None, None, T0, HARBOR, 1),
+        NewCandidate("Fix billing mailer", "ai_tool", "aider-9#2", "task", None, None, T0, HARBOR),
+    ]
+    with transaction(ctx.sessions) as s:
+        upsert_activity_session(s, "aider", "aider-9", project_path=HARBOR, started_at=T0)
+        insert_candidates(s, rows, utcnow())
+    run_entity_promote(ctx)
+
+    def linked() -> bool:
+        by_name = {e.display_name: e for e in entities(ctx)}
+        return by_name["Fix billing mailer"].project_id == by_name["harbor-sync"].id
+
+    assert linked()
+    down = run_cli("db", "downgrade", "021", db_url=empty_db_url)
+    assert down.returncode == 0, down.stderr
+    # the decision trail is gone with revision 023: said, as the way back up brings it empty
+    note = down.stdout.strip().splitlines()[-1]
+    assert note.startswith("note: dropped with the revisions above 021: decisions (2 rows)")
+    up = run_cli("db", "upgrade", db_url=empty_db_url)
+    assert up.returncode == 0, up.stderr
+    assert linked()

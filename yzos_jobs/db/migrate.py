@@ -6,7 +6,8 @@ from __future__ import annotations
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 from alembic.util import CommandError
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine, func, inspect, select, text
+from sqlalchemy import table as table_clause
 
 from alembic import command
 from yzos_jobs.db.schema_state import (
@@ -76,5 +77,19 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
     _run(engine, "upgrade", revision)
 
 
-def downgrade(engine: Engine, revision: str) -> None:
+def downgrade(engine: Engine, revision: str) -> dict[str, int]:
+    """Down to `revision`; returns the tables it dropped that held rows, with their row counts
+    (what an operator loses with the revisions above: the decision trail, aliases, …)."""
+    before = _row_counts(engine)
     _run(engine, "downgrade", revision)
+    kept = set(inspect(engine).get_table_names())
+    return {table: rows for table, rows in before.items() if rows and table not in kept}
+
+
+def _row_counts(engine: Engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        return {
+            table: int(conn.scalar(select(func.count()).select_from(table_clause(table))) or 0)
+            for table in inspect(conn).get_table_names()
+            if table != "alembic_version"
+        }
