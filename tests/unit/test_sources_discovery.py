@@ -123,7 +123,7 @@ HOLD = """
 import sys, time
 from pathlib import Path
 from yzos_jobs.sources.file_locks import file_lock
-with file_lock(Path(sys.argv[1])) as held:
+with file_lock(Path(sys.argv[1]), sys.argv[2]) as held:
     print("held" if held else "refused", flush=True)
     sys.stdin.readline()
 """
@@ -135,20 +135,22 @@ def test_one_process_at_a_time_holds_a_files_lock(
     monkeypatch.setenv("YZOS_RUNTIME_DIR", str(tmp_path / "run"))
     target = tmp_path / "history.md"
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(target)],
+        [sys.executable, "-c", HOLD, str(target), "sqlite:/srv/a.db"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with file_lock(target) as held:
+        with file_lock(target, "sqlite:/srv/a.db") as held:
             assert not held  # the other process has it
-        with file_lock(tmp_path / "another.md") as held:
+        with file_lock(tmp_path / "another.md", "sqlite:/srv/a.db") as held:
             assert held  # another file's lock is its own
+        with file_lock(target, "sqlite:/srv/b.db") as held:
+            assert held  # and so is the file's for another database, which needs it too
     finally:
         holder.communicate("\n", timeout=30)
-    with file_lock(target) as held:
+    with file_lock(target, "sqlite:/srv/a.db") as held:
         assert held  # released when its holder let go
 
 

@@ -232,6 +232,20 @@ def _configure_sqlite(
         conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def database_identity(engine: Engine) -> str:
+    """Which database an engine writes to, the same however its URL was spelt (a relative
+    SQLite path from another folder, a password or not): for keeping processes that write
+    to one database apart from those that write to another."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite":
+        return f"sqlite:{os.path.abspath(url.database) if url.database else ':memory:'}"
+    # made anew without the password (URL.set(password=None) leaves it as it is): it is no
+    # part of which database, and the identity names a lock file
+    query = url.difference_update_query(["password"]).query
+    bare = URL.create(url.drivername, url.username, None, url.host, url.port, url.database, query)
+    return bare.render_as_string(hide_password=False)
+
+
 def describe_url(engine_or_url: Engine | str) -> str:
     """The database's URL as the `db` commands and connection errors print it: through the one
     mask every URL goes through, which also hides the user, a password libpq takes from the

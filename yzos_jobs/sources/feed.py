@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from yzos_jobs.db.apps import AppRecord, upsert_app_metadata
-from yzos_jobs.db.connection import transaction
+from yzos_jobs.db.connection import database_identity, transaction
 from yzos_jobs.db.importer_state import FileMark, load_mark, save_mark
 from yzos_jobs.files import describe
 from yzos_jobs.importers.aider import AiderImporter
@@ -136,11 +136,12 @@ def _import(
 ) -> dict[str, int]:
     """Import each unit whose lock this process gets; the others are another process's now."""
     locked = 0
+    database = database_identity(ctx.sessions.kw["bind"])
     with importer.importing():
         for key, files in units:
             if ctx.stop.is_set():
                 break
-            with file_lock(key) as held:
+            with file_lock(key, database) as held:
                 if held:
                     importer.import_unit(files)
                 else:

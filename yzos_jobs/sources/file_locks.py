@@ -1,5 +1,6 @@
-"""One process at a time per file on a host: before a daemon imports a file it takes an
-exclusive, non-blocking `flock` on a lock file named by the digest of the file's path, in the
+"""One process at a time per file and database on a host: before a daemon imports a file it
+takes an exclusive, non-blocking `flock` on a lock file named by the digest of the database it
+writes to and the file's path (daemons on two databases each import the file), in the
 runtime directory (`$YZOS_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/yzos-jobs`, else
 `<tmp>/yzos-jobs-<uid>`). A file whose lock another process holds is left to it this run; the
 lock goes when the holder closes it or dies. Daemons on other hosts have their own files and
@@ -40,8 +41,9 @@ def _shared_tmp_dir() -> Path:
     return Path(tempfile.gettempdir()) / f"yzos-jobs-{os.getuid()}"
 
 
-def lock_path(path: Path) -> Path:
-    return runtime_dir() / "locks" / f"{blake3(os.fsencode(path)).hexdigest()[:32]}.lock"
+def lock_path(path: Path, database: str = "") -> Path:
+    digest = blake3(database.encode() + b"\0" + os.fsencode(path)).hexdigest()[:32]
+    return runtime_dir() / "locks" / f"{digest}.lock"
 
 
 def _own_folder(folder: Path) -> None:
@@ -62,10 +64,10 @@ def _own_folder(folder: Path) -> None:
 
 
 @contextmanager
-def file_lock(path: Path) -> Iterator[bool]:
-    """Hold the host-wide lock of `path` for the block, if no other process holds it; yields
-    whether this process holds it."""
-    target = lock_path(path)
+def file_lock(path: Path, database: str = "") -> Iterator[bool]:
+    """Hold the host-wide lock of `path` for imports into `database` for the block, if no other
+    process holds it; yields whether this process holds it."""
+    target = lock_path(path, database)
     root = target.parent.parent
     if root == _shared_tmp_dir():
         _own_folder(root)  # in a folder every user may write to
