@@ -49,33 +49,27 @@ REPHRASED = [
 
 
 def queue_session(
-    ctx: JobContext,
-    session_id: str,
-    lines: list[tuple[int, str, str]],
-    *,
-    held: bool = True,
-    path: str = PATH,
+    ctx: JobContext, session_id: str, lines: list[tuple[int, str, str]], *, held: bool = True
 ) -> None:
     """What an importer writes for a closed coding session with a model configured: its
     activity session, its line-level candidates (held) and its digest."""
-    name = path.rsplit("/", 1)[-1]
     payload = {
         "source": "aider",
-        "file": f"{path}/{session_id}.md",
-        "project": name,
-        "project_path": path,
+        "file": f"/Users/me/Code/yzos-core/{session_id}.md",
+        "project": "yzos-core",
+        "project_path": PATH,
         "started_at": T0.isoformat(),
         "ended_at": (T0 + timedelta(hours=1)).isoformat(),
         "lines": [{"line": n, "kind": kind, "text": text} for n, kind, text in lines],
     }
-    rows = [NewCandidate(name, "ai_tool", session_id, "project", None, None, T0, path)]
+    rows = [NewCandidate("yzos-core", "ai_tool", session_id, "project", None, None, T0, PATH)]
     rows += [
-        NewCandidate(text, "ai_tool", session_id, "task", None, text, T0, path, n)
+        NewCandidate(text, "ai_tool", session_id, "task", None, text, T0, PATH, n)
         for n, kind, text in lines
         if kind in ("request", "commit")
     ]
     with transaction(ctx.sessions) as s:
-        upsert_activity_session(s, "aider", session_id, project_path=path, started_at=T0)
+        upsert_activity_session(s, "aider", session_id, project_path=PATH, started_at=T0)
         insert_candidates(s, rows, utcnow(), held=held)
         queue_triage(s, "aider", session_id, "", "digest", payload, utcnow())
 
@@ -307,23 +301,3 @@ def test_a_model_failing_costs_an_attempt_only_of_the_sessions_asked_before_the_
     assert asked == 2 and stats["triage_exhausted"] == 2
     rows = triage_rows(ctx)
     assert [(t.status, t.attempts) for t in rows[2:]] == [("pending", 0)] * 3
-
-
-def test_a_repository_outside_the_usual_work_folders_keeps_one_project(db_url: str) -> None:
-    # `/srv/harbor` holds none of the usual work-folder names; the importer found it to be the
-    # sessions' repository: one project of it, whatever name the model gives it each time
-    def renamed(body: dict[str, Any]) -> Any:
-        digest = session_of(body)
-        if digest is None:
-            return accept_suggested(body)
-        lines = [n for n, _, _ in digest["lines"]]
-        name = "Harbor Platform" if len(llm.requests) > 1 else "harbor"
-        return triage_reply(name, [task("Fix the login redirect loop", lines)])
-
-    with OpenAIDouble(renamed) as llm:
-        ctx = make_ctx(db_url, llm.base_url)
-        for session in ("s1", "s2"):
-            queue_session(ctx, session, rephrasing_session()[:2], path="/srv/harbor")
-            run_entity_promote(ctx)
-    projects = [e for e in entities(ctx) if e.kind == "project"]
-    assert [(p.display_name, p.project_path) for p in projects] == [("harbor", "/srv/harbor")]

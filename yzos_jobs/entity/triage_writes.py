@@ -47,9 +47,6 @@ class TriageProject:
     name: str
     path: str | None = None
     summary: str | None = None
-    # `path` is the repository an importer found the session worked in, not a folder an
-    # observer's record names (which may be a home folder many projects share)
-    repository: bool = False
 
 
 @dataclass(frozen=True)
@@ -244,9 +241,7 @@ def merge_or_create_project(w: _Writing, project: TriageProject, outcome: Classi
     kind = _real_kind(w, project, outcome)
     if kind is None:
         return
-    plausible = project.path and (
-        project.repository or noise_filter.is_plausible_project_path(project.path, w.markers)
-    )
+    plausible = project.path and noise_filter.is_plausible_project_path(project.path, w.markers)
     path = noise_filter.normalize_project_path(project.path) if project.path else None
     existing = entity_db.project_by_path(w.session, path) if plausible and path else None
     summary = meaningful_summary(project.summary)

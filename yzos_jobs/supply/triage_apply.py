@@ -116,8 +116,7 @@ def _proposals_from_reply(reply: TriageReply, payload: Mapping[str, Any]) -> Ses
     name = reply.project or payload.get("project")
     path = payload.get("project_path")
     texts = {e["line"]: e["text"] for e in payload.get("lines") or [] if isinstance(e, Mapping)}
-    # the repository the importer found: its one project, whatever name the reply gave it
-    projects = [TriageProject(name, path, repository=True)] if name else []
+    projects = [TriageProject(name, path)] if name else []
     tasks = [
         TriageTask(
             t.title,
