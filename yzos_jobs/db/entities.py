@@ -154,7 +154,42 @@ def upsert_entities(
     existing = [d.key for d in ordered if d.key not in refs]
     if existing:
         refs.update(find_entities(session, existing) if pg else _find_by_key(session, existing))
+    if pg:
+        _hold(session, refs)
     return refs
+
+
+# How many merges one after another a write follows an entity through while holding it
+_MAX_HOPS = 20
+
+
+def _hold(session: Session, refs: dict[EntityKey, EntityRef]) -> None:
+    """PostgreSQL: the entities found are held (FOR KEY SHARE) until the caller's transaction
+    ends, so that a merge cannot delete one before the sightings that name it are written; one a
+    merge deleted between finding and holding it is found again where it went. Without this a
+    user merging entity after entity could take the one a write names before each of its tries.
+    A key that leads nowhere any more is left as it was: the write's foreign key refuses it, and
+    the write is made again from the start."""
+    for _ in range(_MAX_HOPS):
+        found = {k: r for k, r in refs.items() if not r.created}
+        if not found:
+            return
+        ids = sorted({r.id for r in found.values()})
+        held = set(
+            session.scalars(
+                select(Entity.id)
+                .where(Entity.id.in_(ids))
+                .order_by(Entity.id)
+                .with_for_update(key_share=True)
+            )
+        )
+        gone = [k for k, r in found.items() if r.id not in held]
+        if not gone:
+            return
+        again = find_entities(session, gone)  # a new statement: sees the merge and its alias
+        if set(gone) - set(again):
+            return  # merged away with no alias: the write fails on it and is made again
+        refs.update(again)
 
 
 _KEY_COLUMNS = (("kind", "text"), ("normalized_name", "text"), ("project_key", "text"))
