@@ -24,11 +24,12 @@ from yzos_jobs.entity.classifier import (
     LlmTimeout,
 )
 from yzos_jobs.inference import bounded_chat
-from yzos_jobs.inference.errors import LlmRefused
+from yzos_jobs.inference.errors import LlmRefused, LlmUnreachable
 from yzos_jobs.inference.fields import FIELD_MAX_CHARS
 from yzos_jobs.inference.profile import InferenceProfile, LlmBackend
 from yzos_jobs.inference.server_slots import server_slots
 from yzos_jobs.testing import (
+    Drop,
     Hang,
     OpenAIDouble,
     Raw,
@@ -165,8 +166,24 @@ def test_timeout_is_llm_timeout() -> None:
 
 def test_connection_refused_is_llm_failed() -> None:
     url = f"http://127.0.0.1:{_free_port()}/v1"
-    with pytest.raises(LlmFailed, match="cannot reach"):
+    # and of the failures nothing was asked by: a session triaged spends no attempt on it
+    with pytest.raises(LlmUnreachable, match="cannot reach"):
         make_classifier(url).classify(CURSOR)
+
+
+def test_a_model_still_loading_is_not_reached() -> None:
+    loading = Status(503, body={"error": {"message": "Loading model"}})
+    with OpenAIDouble(lambda b: loading) as llm, pytest.raises(LlmUnreachable, match="503"):
+        make_classifier(llm.base_url, max_retries=1).classify(CURSOR)
+
+
+def test_a_call_whose_first_try_reached_the_server_was_asked() -> None:
+    # the request was read and the connection went down with the server (a request too big for
+    # it, say); the retry found it not serving yet: asked all the same
+    replies = iter([Drop(), Status(503)])
+    with OpenAIDouble(lambda b: next(replies)) as llm, pytest.raises(LlmFailed) as failed:
+        make_classifier(llm.base_url, max_retries=1).classify(CURSOR)
+    assert not isinstance(failed.value, LlmUnreachable)
 
 
 def test_malformed_json_is_reasked_once_then_invalid_output() -> None:

@@ -171,7 +171,7 @@ def test_a_failed_judgement_of_a_proposal_leaves_the_whole_triage_for_the_next_r
         if session_of(body) is not None:
             return one_task(body)
         if candidate_of(body)["suggested_kind"] == "task" and down["task"]:
-            return Status(503)
+            return Status(500)
         return accept_suggested(body)
 
     with OpenAIDouble(judge) as llm:
@@ -301,3 +301,14 @@ def test_a_model_failing_costs_an_attempt_only_of_the_sessions_asked_before_the_
     assert asked == 2 and stats["triage_exhausted"] == 2
     rows = triage_rows(ctx)
     assert [(t.status, t.attempts) for t in rows[2:]] == [("pending", 0)] * 3
+
+
+def test_a_model_still_loading_gives_up_no_sessions_triage(db_url: str) -> None:
+    # llama-server answers 503 while it loads its model: nothing was served
+    loading = Status(503, body={"error": {"message": "Loading model"}})
+    with OpenAIDouble(failing_triage(loading)) as llm:
+        ctx = make_ctx(db_url, llm.base_url, llm={"max_retries": 0}, triage={"max_attempts": 1})
+        queue_session(ctx, "s1", rephrasing_session()[:3])
+        for _ in range(2):
+            assert run_entity_promote(ctx).get("triage_exhausted", 0) == 0
+    assert [(t.status, t.attempts) for t in triage_rows(ctx)] == [("pending", 0)]

@@ -132,8 +132,9 @@ def settle_triage(
     unasked: bool = False,
 ) -> bool:
     """Done (applied), back to pending (to be tried again), or exhausted (given up). False if
-    this owner no longer held it. `unasked`: back to pending with its attempt given back (the
-    process was stopping)."""
+    this owner no longer held it. `unasked`: back to pending with its attempt given back (no call
+    of it reached the model: the process was stopping, the endpoint could not be reached or was
+    not serving, the run's circuit breaker was open)."""
     values: dict[str, Any] = {
         "status": status,
         "claimed_by": None,

@@ -104,41 +104,47 @@ def chat(
     import openai
 
     from yzos_jobs.inference.bounded_body import ReplyUnread
-    from yzos_jobs.inference.deadline import Stopping
+    from yzos_jobs.inference.deadline import NOT_SERVING, Stopping, served_tally
 
     where = mask_url_credentials(profile.base_url)
-    try:
-        fields = constraint if constraint is not None else constraint_params(profile)
-        raw = client.chat.completions.with_raw_response.create(
-            model=profile.model,
-            # The SDK walks every typed parameter against its type annotations on each request
-            # (about a millisecond of CPU for these messages and schemas, changing nothing on
-            # them): the messages and the output constraint go as `extra_body`, which is sent
-            # as it is — the same JSON on the wire.
-            messages=[],
-            temperature=0,
-            max_tokens=max_tokens or profile.max_tokens,
-            extra_body={"messages": messages, **fields},
-        )
-        body = raw.http_response.text
-    except openai.APITimeoutError as exc:
-        if _connect_failed(exc):
-            raise LlmUnreachable(f"cannot reach {where}: {_cause(exc)}") from None
-        raise LlmTimeout(
-            f"no answer from {where} within {profile.timeout_s}s (llm.timeout_s)"
-        ) from None
-    except openai.APIConnectionError as exc:
-        if isinstance(exc.__cause__, Stopping):
-            raise LlmStopped(f"not asked {where}: stopping") from None
-        if _connect_failed(exc):
-            raise LlmUnreachable(f"cannot reach {where}: {_cause(exc)}") from None
-        raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
-    except openai.APIStatusError as exc:
-        raise LlmFailed(f"HTTP {exc.status_code} from {where}") from None
-    except ReplyUnread as exc:  # too large, or compressed
-        raise LlmFailed(f"{exc} from {where}") from None
-    except openai.OpenAIError as exc:
-        raise LlmFailed(f"{exc.__class__.__name__} from {where}") from None
+    # Unreachable only where no try of the call (the client retries) reached a model: a request
+    # that was sent and crashed the server, whose retry then found it down, was asked.
+    with served_tally() as served:
+        try:
+            fields = constraint if constraint is not None else constraint_params(profile)
+            raw = client.chat.completions.with_raw_response.create(
+                model=profile.model,
+                # The SDK walks every typed parameter against its type annotations on each request
+                # (about a millisecond of CPU for these messages and schemas, changing nothing on
+                # them): the messages and the output constraint go as `extra_body`, which is sent
+                # as it is — the same JSON on the wire.
+                messages=[],
+                temperature=0,
+                max_tokens=max_tokens or profile.max_tokens,
+                extra_body={"messages": messages, **fields},
+            )
+            body = raw.http_response.text
+        except openai.APITimeoutError as exc:
+            if not served.reached and _connect_failed(exc):
+                raise LlmUnreachable(f"cannot reach {where}: {_cause(exc)}") from None
+            raise LlmTimeout(
+                f"no answer from {where} within {profile.timeout_s}s (llm.timeout_s)"
+            ) from None
+        except openai.APIConnectionError as exc:
+            if isinstance(exc.__cause__, Stopping):
+                raise LlmStopped(f"not asked {where}: stopping") from None
+            if not served.reached and _connect_failed(exc):
+                raise LlmUnreachable(f"cannot reach {where}: {_cause(exc)}") from None
+            raise LlmFailed(f"cannot reach {where}: {_cause(exc)}") from None
+        except openai.APIStatusError as exc:
+            if not served.reached and exc.status_code in NOT_SERVING:
+                # llama-server loading its model, or a gateway with none behind it
+                raise LlmUnreachable(f"HTTP {exc.status_code} from {where}: not serving") from None
+            raise LlmFailed(f"HTTP {exc.status_code} from {where}") from None
+        except ReplyUnread as exc:  # too large, or compressed
+            raise LlmFailed(f"{exc} from {where}") from None
+        except openai.OpenAIError as exc:
+            raise LlmFailed(f"{exc.__class__.__name__} from {where}") from None
     return parse_completion(body, profile.model, where, secret=client.api_key)
 
 

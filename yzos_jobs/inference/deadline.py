@@ -41,6 +41,40 @@ from yzos_jobs.inference.bounded_body import (
 
 _deadline: ContextVar[float | None] = ContextVar("yzos_http_deadline", default=None)
 
+# Replies that say the model is not serving yet (llama-server answers 503 while it loads it) or
+# that a gateway found none behind it: no try that got one was served.
+NOT_SERVING = frozenset({502, 503})
+
+
+class Served:
+    """Whether any try of one call reached a model: a reply other than NOT_SERVING, or a
+    connection that failed after it was made (the request may have been read, and crashed the
+    server). The client's retries are tries of the one call."""
+
+    def __init__(self) -> None:
+        self.reached = False
+
+
+_served: ContextVar[Served | None] = ContextVar("yzos_http_served", default=None)
+
+
+@contextmanager
+def served_tally() -> Iterator[Served]:
+    """Within: the requests of this thread tell the tally whether they reached a model."""
+    tally = Served()
+    token = _served.set(tally)
+    try:
+        yield tally
+    finally:
+        _served.reset(token)
+
+
+def _reached() -> None:
+    tally = _served.get()
+    if tally is not None:
+        tally.reached = True
+
+
 # httpcore's errors as the httpx ones the OpenAI client understands (timeouts become
 # APITimeoutError, the rest APIConnectionError). Subclasses first.
 _ERRORS: tuple[tuple[type[Exception], type[httpx2.TransportError]], ...] = (
@@ -251,8 +285,16 @@ class DeadlineTransport(httpx2.BaseTransport):
             content=request.stream,
             extensions=request.extensions,
         )
-        with _httpx_errors(), _until(deadline):
-            response = self._pool.handle_request(core_request)
+        try:
+            with _httpx_errors(), _until(deadline):
+                response = self._pool.handle_request(core_request)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout):
+            raise  # no connection: nothing was sent
+        except Exception:
+            _reached()
+            raise
+        if response.status not in NOT_SERVING:
+            _reached()
         stream = response.stream
         assert isinstance(stream, Iterable)
         close = getattr(stream, "close", lambda: None)
