@@ -214,3 +214,33 @@ def test_a_lock_folder_removed_and_made_again_by_someone_else_is_refused(shared_
     shutil.rmtree(shared_tmp)
     with file_lock(target) as held:  # removed: made again
         assert held
+
+
+def test_one_database_has_one_identity_however_its_url_is_spelt(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the file locks are per database: two daemons on one database must share them
+    from sqlalchemy.engine import make_url
+
+    from yzos_jobs.db.connection import create_db_engine, database_identity
+
+    def identity(url: str) -> str:
+        engine = create_db_engine(url)
+        try:
+            return database_identity(engine)
+        finally:
+            engine.dispose()
+
+    spelt = make_url(pg_url)
+    other = spelt.set(host="localhost" if spelt.host != "localhost" else "127.0.0.1", port=None)
+    assert identity(pg_url) == identity(other.render_as_string(hide_password=False))
+    (tmp_path / "data").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "data")
+    monkeypatch.chdir(tmp_path / "data")
+    same = {
+        identity("sqlite:///yzos.db"),
+        identity(f"sqlite:///{tmp_path / 'link' / 'yzos.db'}"),
+        identity(f"sqlite:///file:{tmp_path / 'data' / 'yzos.db'}?uri=true"),
+    }
+    assert len(same) == 1
+    assert identity(f"sqlite:///{tmp_path / 'other.db'}") not in same

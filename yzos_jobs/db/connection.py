@@ -233,17 +233,22 @@ def _configure_sqlite(
 
 
 def database_identity(engine: Engine) -> str:
-    """Which database an engine writes to, the same however its URL was spelt (a relative
-    SQLite path from another folder, a password or not): for keeping processes that write
-    to one database apart from those that write to another."""
-    url = engine.url
-    if url.get_backend_name() == "sqlite":
-        return f"sqlite:{os.path.abspath(url.database) if url.database else ':memory:'}"
-    # made anew without the password (URL.set(password=None) leaves it as it is): it is no
-    # part of which database, and the identity names a lock file
-    query = url.difference_update_query(["password"]).query
-    bare = URL.create(url.drivername, url.username, None, url.host, url.port, url.database, query)
-    return bare.render_as_string(hide_password=False)
+    """Which database an engine writes to, the same however its URL was spelt: for keeping
+    processes that write to one database apart from those that write to another. SQLite: the
+    file's real path (a relative path, a `file:` URI, a folder reached through a link);
+    PostgreSQL: what the server says of itself (when it started, its port, the database), not
+    the URL (`localhost` or `127.0.0.1`, a socket or TCP, the port left out)."""
+    if engine.dialect.name == "sqlite":
+        found = _sqlite_file(engine.url)
+        return f"sqlite:{os.path.realpath(found) if found else ':memory:'}"
+    with engine.connect() as conn:
+        started, port, name = conn.execute(
+            text(
+                "SELECT pg_postmaster_start_time()::text, current_setting('port'), "
+                "current_database()"
+            )
+        ).one()
+    return f"postgresql:{started}:{port}:{name}"
 
 
 def describe_url(engine_or_url: Engine | str) -> str:

@@ -180,7 +180,8 @@ def _apps(ctx: JobContext) -> dict[str, int]:
         return {"files_unchanged": len(folders)}
     found: list[AppRecord] = []
     errors = 0
-    with file_lock(Path("/") / APPS_IMPORTER) as held:
+    database = database_identity(ctx.sessions.kw["bind"])
+    with file_lock(Path("/") / APPS_IMPORTER, database) as held:
         if not held:
             return {"locked": len(changed)}
         for item in scan_apps(folders):
