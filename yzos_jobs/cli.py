@@ -591,16 +591,15 @@ def _pending_note(ctx: JobContext) -> list[str]:
     """Where candidates are left pending (an import stopped before its sessions' promote, a
     model that failed at session end, a session not ended yet), who decides them: an import
     read again has no new session to end, and without a daemon nothing else would say so."""
-    from yzos_jobs.db.overview import count_by_status
+    from yzos_jobs.db.overview import candidates_waiting
 
+    model = ctx.classifier.active_model_id() is not None
     with ctx.sessions() as s:
-        pending = count_by_status(s.connection()).get("pending", 0)
-    if not pending:
+        waiting = candidates_waiting(s.connection(), model=model)
+    if not waiting:
         return []
-    return [
-        f"{pending} candidates are pending: entity_promote decides them "
-        "(the daemon's next run, or yzos-jobs once entity_promote)"
-    ]
+    which = "1 candidate waits" if waiting == 1 else f"{waiting} candidates wait"
+    return [f"{which} for entity_promote (the daemon's next run, or yzos-jobs once entity_promote)"]
 
 
 @cli.group("import")

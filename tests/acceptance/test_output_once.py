@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from tests.support.cli import REPO, cli_env
+from tests.support.daemons import write_config
 from tests.support.terminal import Printed, run_in_terminal
 
 EXAMPLE = REPO / "examples" / "observations.jsonl"
@@ -33,7 +34,7 @@ def test_summaries_are_printed_once_and_nothing_is_logged_at_info(
     assert summary.startswith("jsonl: files 1  records 10")
     # the second session has not ended: who decides its candidates, where no daemon runs
     assert pending == (
-        "note: 2 candidates are pending: entity_promote decides them "
+        "note: 2 candidates wait for entity_promote "
         "(the daemon's next run, or yzos-jobs once entity_promote)"
     )
     assert " 0" not in summary.replace("jsonl: ", " ")  # only the counters that are not zero
@@ -91,3 +92,21 @@ def test_json_logs_are_one_object_per_line(db_url: str, tmp_path: Path) -> None:
     assert finished["merged"] == 0 and finished["promoted"] > 0
     assert finished["slot"].startswith("once:") and finished["owner"]
     assert any(e["event"] == "import finished" and e["records"] == 10 for e in events)
+
+
+def test_an_import_with_a_model_says_what_waits_for_triage(db_url: str, tmp_path: Path) -> None:
+    # with a model, a session's candidates are held for its triage, which entity_promote runs
+    history = tmp_path / "repo" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    history.write_text(
+        "# aider chat started at 2026-11-04 10:00:00\n\n#### add the export button\n\n"
+        "> Applied edit to export.py\n"
+    )
+    config = write_config(
+        tmp_path / "c.toml",
+        "http://127.0.0.1:9/v1",  # never asked: an import leaves triage to entity_promote
+        importers={"session_idle_s": 0},
+    )
+    imported = _run(db_url, tmp_path, "--config", str(config), "import", "aider", str(history))
+    notes = [line for line in Printed.lines(imported.stdout) if line.startswith("note: ")]
+    assert len(notes) == 1 and notes[0].startswith("note: 2 candidates wait for entity_promote")

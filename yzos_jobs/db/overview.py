@@ -13,7 +13,7 @@ from sqlalchemy import Connection, column, func, select, table, text
 
 from yzos_jobs.db.column_types import Json, UTCDateTime
 
-CANDIDATES = table("entity_candidates", column("status"))
+CANDIDATES = table("entity_candidates", column("status"), column("suggested_kind"))
 ENTITIES = table("entities", column("kind"), column("status"))
 TRIAGE = table("session_triage", column("status"))
 JOB_RUNS = table(
@@ -56,6 +56,17 @@ def count_by_status(conn: Connection) -> dict[str, int]:
     """Candidates by status."""
     rows = conn.execute(select(CANDIDATES.c.status, func.count()).group_by(CANDIDATES.c.status))
     return {status: int(n) for status, n in rows}
+
+
+def candidates_waiting(conn: Connection, *, model: bool) -> int:
+    """The candidates `entity_promote` has yet to decide: pending ones, and with a model those
+    held for their session's triage; without one, a pending candidate with no suggested kind
+    waits for a model, not for a run."""
+    c = CANDIDATES.c
+    waiting = c.status.in_(("pending", "held")) if model else c.status == "pending"
+    if not model:
+        waiting = waiting & c.suggested_kind.is_not(None)
+    return int(conn.scalar(select(func.count()).select_from(CANDIDATES).where(waiting)) or 0)
 
 
 def count_triage_by_status(conn: Connection) -> dict[str, int]:
