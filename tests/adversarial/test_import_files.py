@@ -365,7 +365,7 @@ def test_an_apps_helper_entry_does_not_take_its_window_class(
     )
 
 
-@pytest.mark.parametrize("rotated", ["records.jsonl.1", "records.jsonl-20261207"])
+@pytest.mark.parametrize("rotated", ["records.jsonl.1", "records.jsonl-20261207", "copytruncate"])
 def test_a_jsonl_file_rotated_by_renaming_loses_nothing_written_before(
     db_url: str, tmp_path: Path, rotated: str
 ) -> None:
@@ -376,9 +376,14 @@ def test_a_jsonl_file_rotated_by_renaming_loses_nothing_written_before(
     log = folder / "records.jsonl"
     log.write_text(jsonl_line("r1", "Alpha Board", "s1"))
     assert run_import("jsonl", folder, db_url=db_url, cwd=tmp_path).counts["candidates"] == 1
+    # a copy the person kept of the file as it was then, named after it too
+    shutil.copy(log, folder / "records.jsonl-backup")
     with log.open("a") as fh:
         fh.write(jsonl_line("r2", "Beta Board", "s2"))
-    log.rename(folder / rotated)
+    if rotated == "copytruncate":  # logrotate's other way: copied, then emptied in place
+        shutil.copy(log, folder / "records.jsonl.1")
+    else:
+        log.rename(folder / rotated)
     log.write_text(jsonl_line("r3", "Gamma Board", "s3"))
     again = run_import("jsonl", folder, db_url=db_url, cwd=tmp_path)
     assert again.counts["candidates"] == 2 and candidate_texts(db_url) == [

@@ -18,12 +18,14 @@ def rotated_copy(path: Path, previous: FileMark) -> Path | None:
     """The file beside `path`, named after it (`<name>.<suffix>` or `<name>-<suffix>`), that
     begins with what the last read of `path` saw (its first bytes and those before where the
     read ended): the file as it was, renamed or copied, with whatever was written to it since;
-    None where there is none."""
+    None where there is none. Of several (a copy a person made earlier beside the rotated
+    file), the one holding the most, then the one written last."""
     try:
         siblings = list(path.parent.iterdir())
     except OSError:
         return None
-    for sibling in sorted(siblings):
+    found: list[tuple[int, int, Path]] = []
+    for sibling in siblings:
         name = sibling.name
         if (
             sibling == path
@@ -32,10 +34,11 @@ def rotated_copy(path: Path, previous: FileMark) -> Path | None:
         ):
             continue
         try:
-            if not sibling.is_file() or sibling.stat().st_size < previous.size:
+            stat = sibling.stat()
+            if not sibling.is_file() or stat.st_size < previous.size:
                 continue
             if head_hash(sibling, previous.size) == previous.head_hash:
-                return sibling
+                found.append((stat.st_size, stat.st_mtime_ns, sibling))
         except OSError:
             continue  # unreadable, or gone meanwhile: not the one
-    return None
+    return max(found)[2] if found else None
