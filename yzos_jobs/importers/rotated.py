@@ -5,6 +5,7 @@ the last read are in that file now, and the new file under the old name starts e
 from __future__ import annotations
 
 from pathlib import Path
+from stat import S_ISREG
 
 from yzos_jobs.db.importer_state import FileMark
 from yzos_jobs.importers.base import head_hash
@@ -34,11 +35,11 @@ def rotated_copy(path: Path, previous: FileMark) -> Path | None:
         ):
             continue
         try:
-            stat = sibling.stat()
-            if not sibling.is_file() or stat.st_size < previous.size:
+            found_stat = sibling.stat()
+            if not S_ISREG(found_stat.st_mode) or found_stat.st_size < previous.size:
                 continue
             if head_hash(sibling, previous.size) == previous.head_hash:
-                found.append((stat.st_size, stat.st_mtime_ns, sibling))
+                found.append((found_stat.st_size, found_stat.st_mtime_ns, sibling))
         except OSError:
             continue  # unreadable, or gone meanwhile: not the one
     return max(found)[2] if found else None

@@ -74,10 +74,13 @@ Unit = tuple[Path, list[Path]]
 def run_import_sources(ctx: JobContext) -> dict[str, Any]:
     started = time.monotonic()
     per_source: dict[str, dict[str, int]] = {}
+    # which database the run writes to, for the file locks: once a run (on PostgreSQL, asked
+    # of the server)
+    database = database_identity(ctx.sessions.kw["bind"])
     for name in SOURCES:
         if ctx.stop.is_set():
             break
-        per_source[name] = _SOURCE_RUNS[name](ctx)
+        per_source[name] = _SOURCE_RUNS[name](ctx, database)
     # The run's own counters say what it did (an idle run has none); what each source holds
     # (files unchanged, sessions still open) is in its table, which status shows.
     totals = {k: sum(s.get(k, 0) for s in per_source.values()) for k in WORK}
@@ -111,32 +114,36 @@ def _report(path: Path, exc: OSError) -> None:
     _warn_once("source file skipped", f"{path}\0{reason}", path=str(path), reason=reason)
 
 
-def _claude_code(ctx: JobContext) -> dict[str, int]:
+def _claude_code(ctx: JobContext, database: str) -> dict[str, int]:
     dirs, missing = expand_paths(ctx.settings.sources.claude_code)
     files = files_below(dirs, ClaudeCodeImporter.PATTERN, _report)
     units = [(group[0], group) for group in transcript_groups(files)]
-    return _import(ctx, ClaudeCodeImporter(ctx), units, missing)
+    return _import(ctx, ClaudeCodeImporter(ctx), units, missing, database)
 
 
-def _aider(ctx: JobContext) -> dict[str, int]:
+def _aider(ctx: JobContext, database: str) -> dict[str, int]:
     sources = ctx.settings.sources
     roots, missing = expand_paths(sources.aider)
     files = aider_histories(roots, sources.aider_max_depth, _report)
-    return _import(ctx, AiderImporter(ctx), [(f, [f]) for f in files], missing)
+    return _import(ctx, AiderImporter(ctx), [(f, [f]) for f in files], missing, database)
 
 
-def _jsonl(ctx: JobContext) -> dict[str, int]:
+def _jsonl(ctx: JobContext, database: str) -> dict[str, int]:
     paths, missing = expand_paths(ctx.settings.sources.jsonl)
     files = files_below(paths, JsonlImporter.PATTERN, _report)
-    return _import(ctx, JsonlImporter(ctx), [(f, [f]) for f in files], missing)
+    return _import(ctx, JsonlImporter(ctx), [(f, [f]) for f in files], missing, database)
 
 
 def _import(
-    ctx: JobContext, importer: FileImporter, units: Sequence[Unit], missing: list[Path]
+    ctx: JobContext,
+    importer: FileImporter,
+    units: Sequence[Unit],
+    missing: list[Path],
+    database: str,
 ) -> dict[str, int]:
-    """Import each unit whose lock this process gets; the others are another process's now."""
+    """Import each unit whose lock this process gets (for `database`); the others are another
+    process's now."""
     locked = 0
-    database = database_identity(ctx.sessions.kw["bind"])
     with importer.importing():
         for key, files in units:
             if ctx.stop.is_set():
@@ -161,7 +168,7 @@ def _import(
     return {**found, "locked": locked, "missing_paths": len(missing)}
 
 
-def _apps(ctx: JobContext) -> dict[str, int]:
+def _apps(ctx: JobContext, database: str) -> dict[str, int]:
     """The application folders, once the listing of one changed since they were last scanned:
     all of them, since entries of one folder and another can name one window class (the
     editor's entry in one, its URL handler's in another) and the scan keeps the best of them."""
@@ -180,7 +187,6 @@ def _apps(ctx: JobContext) -> dict[str, int]:
         return {"files_unchanged": len(folders)}
     found: list[AppRecord] = []
     errors = 0
-    database = database_identity(ctx.sessions.kw["bind"])
     with file_lock(Path("/") / APPS_IMPORTER, database) as held:
         if not held:
             return {"locked": len(changed)}
